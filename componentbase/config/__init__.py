@@ -1,0 +1,1 @@
+"""Versioned component configuration: shared types, the scheme that reads and writes them."""
