@@ -1,0 +1,58 @@
+"""``Config`` and ``CompletedConfig``: the second and third stages of a component's life.
+
+Flags and files become ``Options``; ``Options.config()`` builds a ``Config`` (clients, the loaded component
+config, the leader-election settings); ``Config.complete()`` fills in what is derived and returns a
+``CompletedConfig``, the only thing a component's ``run`` accepts, so nothing runs half-configured.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import attrs
+
+from componentbase.config.types import ClientConnectionConfiguration, LeaderElectionConfiguration
+
+if TYPE_CHECKING:
+    import pluggy
+
+__all__ = ["CompletedConfig", "Config"]
+
+C = TypeVar("C", bound="Config")
+
+
+@attrs.define(kw_only=True)
+class Config:
+    """Everything a component needs to run. Subclass it to add the component's own pieces."""
+
+    #: The component's versioned config (``KubeSchedulerConfiguration``...), as loaded and defaulted.
+    component_config: Any = None
+    client_connection: ClientConnectionConfiguration = attrs.field(factory=ClientConnectionConfiguration)
+    #: ``--master``: overrides the server of the kubeconfig.
+    master: str = ""
+    #: Leader election for this component; ``None`` or ``leader_elect=False`` runs without it.
+    leader_election: LeaderElectionConfiguration | None = None
+    #: A ``kubernetes.client.ApiClient``, built by ``Options.config()``.
+    client: Any = None
+    #: The component's plugin manager: its own hooks and the plugins given to the command.
+    plugins: pluggy.PluginManager | None = None
+
+    def complete(self: C) -> CompletedConfig[C]:
+        """Derive what the config implies (subclasses extend :meth:`_complete`) and seal it."""
+        self._complete()
+        return CompletedConfig(self)
+
+    def _complete(self) -> None:
+        """Fill derived fields; the default has nothing to derive."""
+
+
+class CompletedConfig(Generic[C]):
+    """A ``Config`` on which ``complete()`` ran. Only ``Config.complete`` makes one."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: C) -> None:
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"CompletedConfig({self.config!r})"

@@ -1,0 +1,49 @@
+"""Building the official client from a ``ClientConnectionConfiguration``, as client-go's ``BuildConfigFromFlags``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+from componentbase.config.types import ClientConnectionConfiguration
+
+__all__ = ["ClientConfigError", "new_api_client"]
+
+log = logging.getLogger(__name__)
+
+
+class ClientConfigError(Exception):
+    """No usable way to reach the API server."""
+
+
+def new_api_client(cc: ClientConnectionConfiguration, master: str = "") -> Any:
+    """A ``kubernetes.client.ApiClient`` for ``cc.kubeconfig`` (or in-cluster), ``master`` overriding the host.
+
+    The ``kubernetes`` package is imported here, not at start-up: it is slow to import.
+    """
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
+    try:
+        if cc.kubeconfig:
+            config.load_kube_config(config_file=cc.kubeconfig, client_configuration=configuration)
+        elif master:
+            configuration.host = master
+        else:
+            log.warning("Neither --kubeconfig nor --master was specified. Using the inClusterConfig. "
+                        "This might not work.")
+            config.load_incluster_config(client_configuration=configuration)
+    except ConfigException as err:
+        raise ClientConfigError(f"invalid configuration: {err}") from None
+    except OSError as err:
+        raise ClientConfigError(f"unable to read kubeconfig {cc.kubeconfig}: {err.strerror}") from None
+    if master:
+        configuration.host = master
+    api = client.ApiClient(configuration)
+    if cc.accept_content_types:
+        api.set_default_header("Accept", cc.accept_content_types)
+    api.user_agent = f"{os.path.basename(sys.argv[0] or 'componentbase')}/componentbase"
+    return api

@@ -1,0 +1,6 @@
+"""Logging the way klog does it: ``-v`` levels, ``--vmodule``, text or JSON lines."""
+
+from componentbase.logs.format import JSONFormatter, KlogFormatter
+from componentbase.logs.options import FORMATS, LogsOptions, V, configure
+
+__all__ = ["FORMATS", "JSONFormatter", "KlogFormatter", "LogsOptions", "V", "configure"]
