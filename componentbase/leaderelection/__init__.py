@@ -1,0 +1,59 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease, as client-go's ``tools/leaderelection``.
+
+Importing this package does not import the Kubernetes client; the lock loads it on first use.
+See ``docs/leaderelection.md``.
+"""
+
+from __future__ import annotations
+
+from componentbase.leaderelection.config import (
+    JITTER_FACTOR,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElectionConfigError,
+    LeaderStatusObserver,
+    default_identity,
+)
+from componentbase.leaderelection.elector import ElectorThread, LeaderElectionHealthError, LeaderElector
+from componentbase.leaderelection.healthz import HealthzAdaptor
+from componentbase.leaderelection.leaselock import (
+    LeaseLock,
+    LockConflict,
+    LockError,
+    LockNotFound,
+    LockTimeout,
+    ResourceLock,
+)
+from componentbase.leaderelection.record import (
+    LeaderElectionRecord,
+    format_micro_time,
+    parse_micro_time,
+    record_from_spec,
+    record_to_spec,
+    wire_lease_duration,
+)
+
+__all__ = [
+    "JITTER_FACTOR",
+    "ElectorThread",
+    "HealthzAdaptor",
+    "LeaderCallbacks",
+    "LeaderElectionConfig",
+    "LeaderElectionConfigError",
+    "LeaderElectionHealthError",
+    "LeaderElectionRecord",
+    "LeaderElector",
+    "LeaderStatusObserver",
+    "LeaseLock",
+    "LockConflict",
+    "LockError",
+    "LockNotFound",
+    "LockTimeout",
+    "ResourceLock",
+    "default_identity",
+    "format_micro_time",
+    "parse_micro_time",
+    "record_from_spec",
+    "record_to_spec",
+    "wire_lease_duration",
+]
