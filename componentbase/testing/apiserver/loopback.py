@@ -1,0 +1,141 @@
+"""``LoopbackAPIServer``: the in-process handle tests use to start, reach, fault and stop the server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from .auth import Authorizer, User, load_policy, read_token_file
+from .faults import Faults
+from .kubeconfig import write_kubeconfig
+from .server import LoopbackHTTPServer
+from .store import Store
+
+__all__ = ["LoopbackAPIServer"]
+
+
+class LoopbackAPIServer:
+    """A Kubernetes API server on 127.0.0.1 holding objects in memory.
+
+    Construction only records settings; ``start`` (or ``with``) binds the port and writes the
+    kubeconfig. ``kubeconfig_path`` defaults to a file in a private temporary folder removed on stop.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        kubeconfig_path: str | os.PathLike[str] | None = None,
+        token_auth_file: str | os.PathLike[str] | None = None,
+        tokens: Mapping[str, User] | None = None,
+        authorization_policy_file: str | os.PathLike[str] | None = None,
+        enforce_authorization: bool = False,
+        watch_history: int = 10000,
+        bookmark_interval: float = 1.0,
+        seed: int | None = None,
+    ) -> None:
+        self._port = port
+        self._host = host
+        self._kubeconfig = os.fspath(kubeconfig_path) if kubeconfig_path is not None else None
+        self._tmpdir: str | None = None
+        all_tokens: dict[str, User] = {}
+        if token_auth_file is not None:
+            all_tokens.update(read_token_file(os.fspath(token_auth_file)))
+        all_tokens.update(tokens or {})
+        self.tokens: dict[str, User] | None = all_tokens if (token_auth_file is not None or tokens) else None
+        policy = load_policy(os.fspath(authorization_policy_file)) if authorization_policy_file else []
+        self.authorizer = Authorizer.from_rules(policy)
+        self.enforce_authorization = enforce_authorization
+        self.watch_history = watch_history
+        self.bookmark_interval = bookmark_interval
+        self.faults = Faults(seed=seed)
+        self.store = Store(watch_history)
+        self._httpd: LoopbackHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> LoopbackAPIServer:
+        if self._httpd is not None:
+            raise RuntimeError("server already started")
+        self.store = Store(self.watch_history)
+        httpd = LoopbackHTTPServer(
+            (self._host, self._port), self.store, self.faults, self.tokens, self.authorizer,
+            self.enforce_authorization, self.bookmark_interval,
+        )
+        self._httpd = httpd
+        if self._kubeconfig is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="loopback-apiserver-")
+            self._kubeconfig = os.path.join(self._tmpdir, "kubeconfig")
+        write_kubeconfig(self._kubeconfig, self.url, self.token)
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"loopback-apiserver-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, end watches, hang up on open connections; safe to call twice."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self.store.close()
+        httpd.shutdown()
+        httpd.hang_up_all()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+            self._kubeconfig = None
+
+    def serve_forever(self) -> None:
+        """Block until ``stop`` is called from another thread (the CLI's signal handler does)."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> LoopbackAPIServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # --- addresses -----------------------------------------------------------------------------
+
+    def _running(self) -> LoopbackHTTPServer:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return self._httpd
+
+    @property
+    def port(self) -> int:
+        return int(self._running().server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    @property
+    def kubeconfig_path(self) -> str:
+        if self._kubeconfig is None or self._httpd is None:
+            raise RuntimeError("server not started")
+        return self._kubeconfig
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token the kubeconfig carries: the first one configured, if any."""
+        return next(iter(self.tokens), None) if self.tokens else None
+
+    def api_client(self) -> Any:
+        """A ``kubernetes.client.ApiClient`` configured from this server's kubeconfig."""
+        from kubernetes import config  # lazily: importing this module must stay cheap
+
+        path = self.kubeconfig_path
+        return config.new_client_from_config(config_file=path)  # type: ignore[no-untyped-call]

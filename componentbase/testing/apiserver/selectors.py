@@ -1,0 +1,110 @@
+"""Label and field selectors in kube's string syntax, compiled once per request to a predicate."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .errors import ApiError
+
+__all__ = ["Predicate", "compile_selectors", "field_value"]
+
+Predicate = Callable[[dict[str, Any]], bool]
+
+_SET_RE = re.compile(r"^\s*(!?)\s*([^\s!=<>()]+)\s*(?:(in|notin)\s*\((.*)\))?\s*$")
+_OP_RE = re.compile(r"^\s*([^\s!=<>()]+)\s*(==|=|!=)\s*(.*?)\s*$")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas that are not inside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
+def _label_requirement(req: str) -> Callable[[dict[str, str]], bool]:
+    m = _OP_RE.match(req)
+    if m and " in " not in req and " notin " not in req:
+        key, op, value = m.groups()
+        if op == "!=":
+            return lambda labels: labels.get(key) != value
+        return lambda labels: labels.get(key) == value
+    m = _SET_RE.match(req)
+    if not m:
+        raise ApiError.bad_request(f"unable to parse requirement: {req!r}")
+    bang, key, op, values = m.groups()
+    if op:
+        if bang:
+            raise ApiError.bad_request(f"unable to parse requirement: {req!r}")
+        allowed = {v.strip() for v in values.split(",")}
+        if op == "in":
+            return lambda labels: labels.get(key) in allowed
+        return lambda labels: labels.get(key) not in allowed
+    if bang:
+        return lambda labels: key not in labels
+    return lambda labels: key in labels
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    labels = (obj.get("metadata") or {}).get("labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def field_value(obj: dict[str, Any], path: str) -> str:
+    """A dotted field as the string a field selector compares; missing fields read as ""."""
+    value: Any = obj
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return ""
+        value = value.get(part)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+def _field_requirement(req: str) -> Callable[[dict[str, Any]], bool]:
+    m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(==|=|!=)(.*)$", req)
+    if not m:
+        raise ApiError.bad_request(f"invalid field selector: {req!r}")
+    path, op, raw = m.groups()
+    value = _unescape(raw.strip())
+    if op == "!=":
+        return lambda obj: field_value(obj, path) != value
+    return lambda obj: field_value(obj, path) == value
+
+
+def _split_fields(text: str) -> list[str]:
+    """Split a field selector on unescaped commas."""
+    return [p for p in re.split(r"(?<!\\),", text) if p.strip()]
+
+
+def compile_selectors(label_selector: str | None, field_selector: str | None) -> Predicate | None:
+    """One predicate for both selectors, or None when neither restricts anything."""
+    labels = [_label_requirement(r) for r in _split_top(label_selector or "")]
+    fields = [_field_requirement(r) for r in _split_fields(field_selector or "")]
+    if not labels and not fields:
+        return None
+
+    def match(obj: dict[str, Any]) -> bool:
+        if labels:
+            ls = _labels(obj)
+            if not all(req(ls) for req in labels):
+                return False
+        return all(req(obj) for req in fields)
+
+    return match

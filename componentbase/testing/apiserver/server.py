@@ -1,0 +1,332 @@
+"""The HTTP side: one thread per connection, HTTP/1.1 keep-alive, chunked watches, faults, auth."""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from .auth import Attributes, Authorizer, User
+from .discovery import discovery
+from .errors import ApiError
+from .faults import Decision, FaultRule, Faults, rule_from_mapping
+from .rest import Reply, Request, Rest, decode_json, selectors_of
+from .reviews import access_review, token_review
+from .routing import Route, resolve
+from .store import Store, encode
+from .watch import WatchSpec, stream
+
+__all__ = ["FAULTS_PATH", "LoopbackHTTPServer"]
+
+FAULTS_PATH = "/_loopback/faults"
+_ANONYMOUS = User("system:anonymous", "", ("system:unauthenticated",))
+_PHRASES = {s.value: s.phrase for s in HTTPStatus}
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """Owns the store and the policies; tracks connections so ``close`` can hang up on all of them."""
+
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        store: Store,
+        faults: Faults,
+        tokens: Mapping[str, User] | None = None,
+        authorizer: Authorizer | None = None,
+        enforce_authorization: bool = False,
+        bookmark_interval: float = 1.0,
+    ) -> None:
+        super().__init__(address, _Handler)
+        self.store = store
+        self.rest = Rest(store)
+        self.faults = faults
+        self.tokens = tokens
+        self.authorizer = authorizer or Authorizer()
+        self.enforce_authorization = enforce_authorization
+        self.bookmark_interval = bookmark_interval
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        faults.on_watch_close(self._wake_watches)
+
+    def _wake_watches(self) -> None:
+        with self.store.cond:
+            self.store.cond.notify_all()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def hang_up_all(self) -> None:
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    @property
+    def address(self) -> str:
+        host, port = self.server_address[:2]
+        return f"{host!s}:{port}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: LoopbackHTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests and benchmarks make thousands of requests."""
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send(self, code: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        """Headers and body in one write: with small replies that avoids Nagle/delayed-ACK stalls."""
+        head = [f"HTTP/1.1 {code} {_PHRASES.get(code, '')}",
+                "Content-Type: application/json",
+                f"Content-Length: {len(body)}",
+                "Cache-Control: no-cache, private"]
+        for key, value in (headers or {}).items():
+            head.append(f"{key}: {value}")
+        if self.close_connection:
+            head.append("Connection: close")
+        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+    def _send_error(self, err: ApiError) -> None:
+        self._send(err.code, encode(err.status()), err.headers)
+
+    def _serve(self, method: str) -> None:
+        split = urlsplit(self.path)
+        path = split.path
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        try:
+            body = self._read_body()
+        except (ValueError, OSError):
+            self.close_connection = True
+            self._send_error(ApiError.bad_request("malformed request body"))
+            return
+        if path == FAULTS_PATH or path.startswith(FAULTS_PATH + "/"):
+            self._control(method, path, body)
+            return
+        try:
+            user = self._authenticate()
+            route = resolve(method, path, query.get("watch") in ("true", "1"))
+            decision = self.server.faults.decide(route.verb, route.res.plural if route.res else "", path)
+            if decision is not None and not self._apply_faults(decision):
+                return
+            if self.server.enforce_authorization:
+                self._authorize(user, route)
+            if route.res is None:
+                doc = discovery(route.path, self.server.address)
+                self._send(200, b"ok" if doc is None else encode(doc))
+                return
+            req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
+                          self.headers.get("Content-Type") or "application/json")
+            if route.verb == "watch":
+                self._watch(req, decision)
+                return
+            reply = self._dispatch(route, req)
+            self._send(reply.code, reply.body)
+        except ApiError as err:
+            self._send_error(err)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as err:  # a bug here must not kill the connection thread silently
+            self._send_error(ApiError(500, "InternalError", f"Internal error occurred: {err!r}"))
+
+    def _dispatch(self, route: Route, req: Request) -> Reply:
+        rest = self.server.rest
+        res = req.res
+        if route.verb == "create":
+            if route.sub == "binding" or res.key == "bindings":
+                return rest.bind(req)
+            if res.key == "tokenreviews.authentication.k8s.io":
+                return token_review(res, req.body, self.server.tokens or {})
+            if res.key == "subjectaccessreviews.authorization.k8s.io":
+                return access_review(res, req.body, self.server.authorizer)
+            return rest.create(req)
+        if route.verb == "get":
+            return rest.get(req)
+        if route.verb == "list":
+            return rest.list(req, selectors_of(req.query))
+        if route.verb == "update":
+            return rest.update(req)
+        if route.verb == "patch":
+            return rest.patch(req)
+        if route.verb == "delete":
+            return rest.delete(req)
+        return rest.delete_collection(req, selectors_of(req.query))
+
+    # --- auth and faults -----------------------------------------------------------------------
+
+    def _authenticate(self) -> User:
+        tokens = self.server.tokens
+        if tokens is None:
+            return User("system:admin", "", ("system:masters", "system:authenticated"))
+        header = self.headers.get("Authorization") or ""
+        scheme, _, token = header.partition(" ")
+        user = tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if user is None:
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        return user
+
+    def _authorize(self, user: User, route: Route) -> None:
+        res = route.res
+        if res is None:
+            attrs = Attributes(verb="get", path=route.path)
+        else:
+            attrs = Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, route.name)
+        allowed, reason = self.server.authorizer.decide(user, attrs)
+        if not allowed:
+            what = res.key if res else ""
+            target = f'{what} "{route.name}"' if route.name else what
+            message = f"{target} is forbidden: {reason}" if res else f"forbidden: {reason}"
+            raise ApiError(403, "Forbidden", message, {"name": route.name, "kind": res.plural if res else ""})
+
+    def _apply_faults(self, d: Decision) -> bool:
+        """Sleep, stall, hang up or fail as decided; False when the request must not be served."""
+        if d.latency:
+            time.sleep(d.latency)
+        if d.stall:
+            self.server.faults.stall_event().wait(d.stall)
+        if d.drop:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return False
+        if d.error_code == 429:
+            err = ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
+                           {"retryAfterSeconds": d.retry_after}, {"Retry-After": str(d.retry_after)})
+            self._send_error(err)
+            return False
+        if d.error_code:
+            self._send_error(ApiError(d.error_code, "InternalError",
+                                      "Internal error occurred: injected fault"))
+            return False
+        return True
+
+    # --- watch ---------------------------------------------------------------------------------
+
+    def _watch(self, req: Request, decision: Decision | None) -> None:
+        since = req.query.get("resourceVersion") or ""
+        try:
+            since_rv = None if since in ("", "0") else int(since)
+        except ValueError:
+            raise ApiError.bad_request(f"invalid resourceVersion {since!r}") from None
+        deadline = None
+        timeout = req.query.get("timeoutSeconds")
+        if timeout:
+            try:
+                deadline = time.monotonic() + float(timeout)
+            except ValueError:
+                raise ApiError.bad_request("timeoutSeconds must be a number") from None
+        if decision is not None and decision.watch_close_after is not None:
+            close_at = time.monotonic() + decision.watch_close_after
+            deadline = close_at if deadline is None else min(deadline, close_at)
+        spec = WatchSpec(req.res, req.namespace or None, selectors_of(req.query), since_rv,
+                         req.query.get("allowWatchBookmarks") in ("true", "1"), deadline)
+        faults = self.server.faults
+        epoch = faults.watch_epoch
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
+        try:
+            for chunk in stream(self.server.store, spec, lambda: faults.watch_epoch != epoch or self._gone(),
+                                self.server.bookmark_interval):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def _gone(self) -> bool:
+        """Has the client hung up? A closed socket reads as ready with zero bytes."""
+        try:
+            ready, _, _ = select.select([self.connection], [], [], 0)
+            return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    # --- the faults control endpoint ----------------------------------------------------------
+
+    def _control(self, method: str, path: str, body: bytes) -> None:
+        faults = self.server.faults
+        try:
+            if path == FAULTS_PATH + "/close-watches" and method == "POST":
+                faults.close_watches()
+            elif path != FAULTS_PATH:
+                raise ApiError.path_not_found()
+            elif method in ("PUT", "POST"):
+                rules = _rules_from(decode_json(body) if body.strip() else [])
+                if method == "PUT":
+                    faults.replace(rules)
+                else:
+                    for rule in rules:
+                        faults.add(**rule.to_dict())
+            elif method == "DELETE":
+                faults.clear()
+            elif method != "GET":
+                raise ApiError.method_not_allowed()
+            doc = {"rules": [r.to_dict() for r in faults.rules()], "counts": dict(faults.counts)}
+            self._send(200, json.dumps(doc).encode())
+        except ApiError as err:
+            self._send_error(err)
+
+
+def _rules_from(doc: Any) -> list[FaultRule]:
+    """Accept one rule, a list of rules, or {"rules": [...]}."""
+    if isinstance(doc, dict) and "rules" in doc:
+        doc = doc["rules"]
+    items = doc if isinstance(doc, list) else [doc]
+    try:
+        return [rule_from_mapping(item) for item in items if isinstance(item, dict)]
+    except (TypeError, ValueError) as err:
+        raise ApiError.bad_request(f"bad fault rule: {err}") from None
+

@@ -1,0 +1,118 @@
+"""Watch streams: initial ADDEDs, then events from the store's history, bookmarks, and 410 Gone."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from .errors import status_body
+from .resources import Resource
+from .selectors import Predicate
+from .store import Event, Store, encode
+
+__all__ = ["WatchSpec", "stream"]
+
+_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSpec:
+    res: Resource
+    namespace: str | None
+    pred: Predicate | None
+    since: int | None  # None: start now, with ADDED for every current object
+    bookmarks: bool
+    deadline: float | None  # time.monotonic() at which the watch ends cleanly
+
+
+def _line(kind: str, raw: bytes) -> bytes:
+    return b'{"type":"' + kind.encode() + b'","object":' + raw + b"}\n"
+
+
+def _gone(since: int, floor: int) -> bytes:
+    status = status_body(410, "Expired", f"too old resource version: {since} ({floor + 1})")
+    return _line("ERROR", encode(status))
+
+
+def _translate(spec: WatchSpec, ev: Event) -> bytes | None:
+    """Selectors apply to both sides of a change: leaving the selection reads as DELETED."""
+    if ev.bucket != spec.res.key or (spec.namespace is not None and ev.namespace != spec.namespace):
+        return None
+    if spec.pred is None:
+        return _line(ev.type, ev.entry.raw)
+    now_in = spec.pred(ev.entry.obj)
+    if ev.type != "MODIFIED":
+        return _line(ev.type, ev.entry.raw) if now_in else None
+    was_in = ev.prev is not None and spec.pred(ev.prev.obj)
+    if was_in and now_in:
+        return _line("MODIFIED", ev.entry.raw)
+    if now_in:
+        return _line("ADDED", ev.entry.raw)
+    if was_in:
+        return _line("DELETED", ev.entry.raw)
+    return None
+
+
+def _bookmark(res: Resource, rv: int) -> bytes:
+    obj = {"kind": res.kind, "apiVersion": res.group_version, "metadata": {"resourceVersion": str(rv)}}
+    return _line("BOOKMARK", encode(obj))
+
+
+def stream(
+    store: Store,
+    spec: WatchSpec,
+    should_stop: Callable[[], bool],
+    bookmark_interval: float = 1.0,
+    poll: float = 0.5,
+) -> Iterator[bytes]:
+    """Yield chunks of newline-terminated events until the deadline, a stop, or a server close.
+
+    ``should_stop`` is polled at least every ``poll`` seconds so abandoned watches free their thread.
+    """
+    with store.cond:
+        if spec.since is None:
+            initial = store.items(spec.res.key, spec.namespace)
+            pos = store.rv
+        else:
+            initial, pos = [], spec.since
+            if store.events_after(pos) is None:
+                yield _gone(pos, store.floor)
+                return
+    for i in range(0, len(initial), _BATCH):
+        batch = initial[i:i + _BATCH]
+        chunk = b"".join(_line("ADDED", e.raw) for e in batch if spec.pred is None or spec.pred(e.obj))
+        if chunk:
+            yield chunk
+    next_bookmark = time.monotonic() + bookmark_interval
+    while True:
+        with store.cond:
+            while True:
+                if store.closed or should_stop():
+                    return
+                events = store.events_after(pos)
+                now = time.monotonic()
+                if events is None or events:
+                    break
+                if spec.deadline is not None and now >= spec.deadline:
+                    return
+                if spec.bookmarks and now >= next_bookmark:
+                    break
+                wait = poll
+                if spec.deadline is not None:
+                    wait = min(wait, spec.deadline - now)
+                if spec.bookmarks:
+                    wait = min(wait, next_bookmark - now)
+                store.cond.wait(max(wait, 0.001))
+            current = store.rv
+            floor = store.floor
+        if events is None:
+            yield _gone(pos, floor)
+            return
+        lines = [line for line in (_translate(spec, ev) for ev in events) if line is not None]
+        pos = current
+        if spec.bookmarks and now >= next_bookmark:
+            lines.append(_bookmark(spec.res, pos))
+            next_bookmark = now + bookmark_interval
+        if lines:
+            yield b"".join(lines)
