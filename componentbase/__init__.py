@@ -1,3 +1,97 @@
-"""componentbase: Kubernetes control-plane components in Python, built the way component-base builds them."""
+"""componentbase: Kubernetes control-plane components in Python, built the way component-base builds them.
+
+The public API lives here. Importing it stays cheap: nothing below imports the ``kubernetes`` client,
+which loads only when a component connects to a cluster.
+"""
 
 __version__ = "0.1.0"
+
+from componentbase import configz, version
+from componentbase.appconfig import CompletedConfig, Config
+from componentbase.cli.command import Command, RunFunc
+from componentbase.cli.flags import (
+    BOOL,
+    DURATION,
+    FLOAT,
+    INT,
+    MAP_STRING_BOOL,
+    STRING,
+    STRINGS,
+    Flag,
+    FlagError,
+    FlagSet,
+    FlagType,
+    NamedFlagSets,
+)
+from componentbase.client import ClientConfigError, new_api_client
+from componentbase.config.naming import JSON_NAME
+from componentbase.config.scheme import DecodeError, Scheme
+from componentbase.config.types import (
+    ClientConnectionConfiguration,
+    DebuggingConfiguration,
+    LeaderElectionConfiguration,
+    validate_client_connection_configuration,
+    validate_leader_election_configuration,
+)
+from componentbase.duration import Duration, format_duration, parse_duration
+from componentbase.featuregate import FeatureGate, FeatureSpec, Stage
+from componentbase.fileutil import write_atomic
+from componentbase.logs import V, LogsOptions
+from componentbase.options.base import Options, flag
+from componentbase.options.component import ComponentOptions
+from componentbase.options.featuregate import FeatureGateOptions
+from componentbase.options.leaderelection import LeaderElectionOptions
+from componentbase.plugins import hookimpl, hookspec
+from componentbase.validation import field
+from componentbase.validation.field import AggregateError, FieldError
+
+
+__all__ = [
+    "BOOL",
+    "DURATION",
+    "FLOAT",
+    "INT",
+    "JSON_NAME",
+    "MAP_STRING_BOOL",
+    "STRING",
+    "STRINGS",
+    "AggregateError",
+    "ClientConfigError",
+    "ClientConnectionConfiguration",
+    "Command",
+    "CompletedConfig",
+    "ComponentOptions",
+    "Config",
+    "DebuggingConfiguration",
+    "DecodeError",
+    "Duration",
+    "FeatureGate",
+    "FeatureGateOptions",
+    "FeatureSpec",
+    "FieldError",
+    "Flag",
+    "FlagError",
+    "FlagSet",
+    "FlagType",
+    "LeaderElectionConfiguration",
+    "LeaderElectionOptions",
+    "LogsOptions",
+    "NamedFlagSets",
+    "Options",
+    "RunFunc",
+    "Scheme",
+    "Stage",
+    "V",
+    "configz",
+    "field",
+    "flag",
+    "format_duration",
+    "hookimpl",
+    "hookspec",
+    "new_api_client",
+    "parse_duration",
+    "validate_client_connection_configuration",
+    "validate_leader_election_configuration",
+    "version",
+    "write_atomic",
+]

@@ -175,13 +175,15 @@ class Flag:
 class FlagSet:
     """An ordered set of flags: one section of help."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, owner: NamedFlagSets | None = None) -> None:
         self.name = name
+        self._owner = owner
         self._flags: dict[str, Flag] = {}
 
     def add(self, flag: Flag) -> Flag:
         flag.name = normalize(flag.name)
-        if flag.name in self._flags:
+        taken = self._owner.lookup(flag.name) if self._owner is not None else self._flags.get(flag.name)
+        if taken is not None:
             raise ValueError(f"flag redefined: {flag.name}")
         self._flags[flag.name] = flag
         return flag
@@ -237,7 +239,7 @@ class NamedFlagSets:
 
     def flag_set(self, name: str) -> FlagSet:
         if name not in self._sets:
-            self._sets[name] = FlagSet(name)
+            self._sets[name] = FlagSet(name, self)
         return self._sets[name]
 
     def sets(self) -> list[FlagSet]:
@@ -330,8 +332,8 @@ def _usage_line(flag: Flag) -> tuple[str, str]:
 
 
 def flag_usages(flags: Iterable[Flag], width: int | None = None) -> str:
-    """pflag's ``FlagUsagesWrapped``: names padded to one column, usage after, optionally wrapped."""
-    rows = [_usage_line(f) for f in flags if not f.hidden]
+    """pflag's ``FlagUsagesWrapped``: sorted by name, padded to one column, usage after, optionally wrapped."""
+    rows = [_usage_line(f) for f in sorted(flags, key=lambda f: f.name) if not f.hidden]
     if not rows:
         return ""
     column = max(len(left) for left, _ in rows) + 3

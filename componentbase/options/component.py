@@ -28,10 +28,11 @@ class ComponentOptions(Options):
     CONFIG_API_VERSION: ClassVar[str]
     CONFIG_KIND: ClassVar[str]
 
-    config_file: str = flag("config", "The path to the configuration file.")
-    master: str = flag("master", "The address of the Kubernetes API server (overrides any value in kubeconfig)")
+    config_file: str = flag("config", "The path to the configuration file.", default="")
+    master: str = flag("master", "The address of the Kubernetes API server (overrides any value in kubeconfig)",
+                       default="")
     write_config_to: str = flag("write-config-to",
-                                "If set, write the configuration values to this file and exit.")
+                                "If set, write the configuration values to this file and exit.", default="")
     #: The component config: defaulted at construction, replaced by ``--config`` in ``complete()``.
     component_config: Any = attrs.field(default=None)
     leader_election: LeaderElectionOptions | None = attrs.field(default=None)
@@ -59,6 +60,14 @@ class ComponentOptions(Options):
                 return [*errs, err]
         self.merge_into(self.component_config, from_file=bool(self.config_file))
         return errs
+
+    def merge_into(self, component_config: Any, *, from_file: bool) -> None:
+        """Leader-election flags go last: a flag that names a field wins over a deprecated alias of it."""
+        for sub in self.sub_options():
+            if sub is not self.leader_election:
+                sub.merge_into(component_config, from_file=from_file)
+        if self.leader_election is not None:
+            self.leader_election.merge_into(component_config, from_file=from_file)
 
     def validate(self) -> list[Exception]:
         return [*super().validate(), *self.validate_component_config(self.component_config)]

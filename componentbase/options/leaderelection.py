@@ -19,8 +19,8 @@ SECTION = "Leader election flags"
 class LeaderElectionOptions(Options):
     """``--leader-elect-*`` flags. Built from the component's defaulted config, so help shows its defaults.
 
-    With no ``--config`` every value applies; with one, only the flags given on the command line override
-    the file, as kube-scheduler does.
+    Only the flags given on the command line override the component config, whether it came from
+    ``--config`` or from the defaults, as kube-scheduler does.
     """
 
     configuration: LeaderElectionConfiguration = attrs.field(factory=LeaderElectionConfiguration)
@@ -60,13 +60,14 @@ class LeaderElectionOptions(Options):
             "leader-elect-resource-namespace", c, "resource_namespace",
             "The namespace of resource object that is used for locking during leader election."))
 
-    def override(self, target: LeaderElectionConfiguration, *, only_changed: bool) -> None:
-        """Copy the flags' values into ``target``: all of them, or only those given on the command line."""
+    def override(self, target: LeaderElectionConfiguration) -> None:
+        """Copy into ``target`` the flags given on the command line; the others keep ``target``'s values."""
         for attr, flag in self._flags.items():
-            if flag.changed or not only_changed:
+            if flag.changed:
                 setattr(target, attr, getattr(self.configuration, attr))
 
     def merge_into(self, component_config: Any, *, from_file: bool) -> None:
+        """Given flags override the file and the defaults alike (kube-scheduler's ApplyLeaderElectionTo)."""
         target = getattr(component_config, "leader_election", None)
         if isinstance(target, LeaderElectionConfiguration):
-            self.override(target, only_changed=from_file)
+            self.override(target)

@@ -1,0 +1,1 @@
+"""Example components built on componentbase's public API."""

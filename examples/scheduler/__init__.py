@@ -1,0 +1,1 @@
+"""An example kube-scheduler built on componentbase."""

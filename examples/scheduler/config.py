@@ -1,0 +1,140 @@
+"""``kubescheduler.config.k8s.io/v1`` ``KubeSchedulerConfiguration``: its fields, defaults and validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+import componentbase
+from componentbase import field
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+SCHEME = componentbase.Scheme()
+
+
+@attrs.define(kw_only=True)
+class Plugin:
+    name: str
+    weight: int | None = None
+
+
+@attrs.define(kw_only=True)
+class PluginSet:
+    enabled: list[Plugin] = attrs.field(factory=list)
+    disabled: list[Plugin] = attrs.field(factory=list)
+
+
+EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+                    "reserve", "permit", "preBind", "bind", "postBind", "multiPoint")
+
+
+@attrs.define(kw_only=True)
+class Plugins:
+    pre_enqueue: PluginSet = attrs.field(factory=PluginSet)
+    queue_sort: PluginSet = attrs.field(factory=PluginSet)
+    pre_filter: PluginSet = attrs.field(factory=PluginSet)
+    filter: PluginSet = attrs.field(factory=PluginSet)
+    post_filter: PluginSet = attrs.field(factory=PluginSet)
+    pre_score: PluginSet = attrs.field(factory=PluginSet)
+    score: PluginSet = attrs.field(factory=PluginSet)
+    reserve: PluginSet = attrs.field(factory=PluginSet)
+    permit: PluginSet = attrs.field(factory=PluginSet)
+    pre_bind: PluginSet = attrs.field(factory=PluginSet)
+    bind: PluginSet = attrs.field(factory=PluginSet)
+    post_bind: PluginSet = attrs.field(factory=PluginSet)
+    multi_point: PluginSet = attrs.field(factory=PluginSet)
+
+
+@attrs.define(kw_only=True)
+class PluginConfig:
+    name: str
+    args: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define(kw_only=True)
+class KubeSchedulerProfile:
+    scheduler_name: str = ""
+    percentage_of_nodes_to_score: int | None = None
+    plugins: Plugins | None = None
+    plugin_config: list[PluginConfig] = attrs.field(factory=list)
+
+
+def _leader_election() -> componentbase.LeaderElectionConfiguration:
+    return componentbase.LeaderElectionConfiguration(resource_name="kube-scheduler",
+                                                     resource_namespace="kube-system")
+
+
+@attrs.define(kw_only=True)
+class KubeSchedulerConfiguration:
+    parallelism: int = 16
+    leader_election: componentbase.LeaderElectionConfiguration = attrs.field(factory=_leader_election)
+    client_connection: componentbase.ClientConnectionConfiguration = attrs.field(
+        factory=componentbase.ClientConnectionConfiguration)
+    enable_profiling: bool = True
+    enable_contention_profiling: bool = True
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
+    profiles: list[KubeSchedulerProfile] = attrs.field(factory=list)
+
+
+def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
+    """kube-scheduler's v1 defaulting: one default profile, the lease named after the component."""
+    if not cfg.profiles:
+        cfg.profiles.append(KubeSchedulerProfile())
+    if len(cfg.profiles) == 1 and not cfg.profiles[0].scheduler_name:
+        cfg.profiles[0].scheduler_name = DEFAULT_SCHEDULER_NAME
+    le = cfg.leader_election
+    le.resource_name = le.resource_name or "kube-scheduler"
+    le.resource_namespace = le.resource_namespace or "kube-system"
+
+
+SCHEME.register(KubeSchedulerConfiguration, API_VERSION, KIND, set_defaults)
+
+
+def validate(cfg: KubeSchedulerConfiguration) -> list[componentbase.FieldError]:
+    """kube-scheduler's ``ValidateKubeSchedulerConfiguration``: every problem, each with its field path."""
+    errs: list[componentbase.FieldError] = []
+    root = field.Path()
+    errs += componentbase.validate_client_connection_configuration(cfg.client_connection,
+                                                                   root.child("clientConnection"))
+    errs += componentbase.validate_leader_election_configuration(cfg.leader_election,
+                                                                 root.child("leaderElection"))
+    if cfg.parallelism <= 0:
+        errs.append(field.invalid(root.child("parallelism"), cfg.parallelism,
+                                  "should be an integer value greater than zero"))
+    _check_percentage(errs, root.child("percentageOfNodesToScore"), cfg.percentage_of_nodes_to_score)
+    if cfg.pod_initial_backoff_seconds <= 0:
+        errs.append(field.invalid(root.child("podInitialBackoffSeconds"), cfg.pod_initial_backoff_seconds,
+                                  "must be greater than 0"))
+    if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
+        errs.append(field.invalid(root.child("podMaxBackoffSeconds"), cfg.pod_max_backoff_seconds,
+                                  "must be greater than or equal to PodInitialBackoffSeconds"))
+    profiles = root.child("profiles")
+    if not cfg.profiles:
+        errs.append(field.required(profiles, "must have at least one profile"))
+    seen: set[str] = set()
+    for i, profile in enumerate(cfg.profiles):
+        path = profiles.index(i)
+        if not profile.scheduler_name:
+            errs.append(field.required(path.child("schedulerName")))
+        elif profile.scheduler_name in seen:
+            errs.append(field.duplicate(path.child("schedulerName"), profile.scheduler_name))
+        seen.add(profile.scheduler_name)
+        if profile.percentage_of_nodes_to_score is not None:
+            _check_percentage(errs, path.child("percentageOfNodesToScore"), profile.percentage_of_nodes_to_score)
+        names: set[str] = set()
+        for j, pc in enumerate(profile.plugin_config):
+            if pc.name in names:
+                errs.append(field.duplicate(path.child("pluginConfig").index(j).child("name"), pc.name))
+            names.add(pc.name)
+    return errs
+
+
+def _check_percentage(errs: list[componentbase.FieldError], path: field.Path, value: int) -> None:
+    if value < 0 or value > 100:
+        errs.append(field.invalid(path, value, "not in valid range [0-100]"))

@@ -1,0 +1,1 @@
+"""An example virtual kubelet built on componentbase."""
