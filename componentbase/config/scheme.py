@@ -298,14 +298,23 @@ def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
     except DuplicateKeyError:
         raise
     except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = None if mark is None else mark.line + 1
-        raise DecodeError([LocatedError(source, line, str(e.problem or e.context))]) from e
+        raise DecodeError([_syntax_error(e, source)]) from e
     except ReaderError as e:
         line = text[: e.position].count("\n") + 1
         raise DecodeError([LocatedError(source, line, f"unacceptable character: {e.reason}")]) from e
     except YAMLError as e:
         raise DecodeError([LocatedError(source, None, str(e))]) from e
+
+
+def _syntax_error(e: Any, source: str) -> LocatedError:
+    """``file:line: problem``, with where the construct that failed began when that is elsewhere."""
+    mark = e.problem_mark or e.context_mark
+    line = None if mark is None else mark.line + 1
+    context = str(e.context or "")
+    if context and e.context_mark is not None and e.context_mark.line + 1 != line:
+        context += f" at line {e.context_mark.line + 1}"
+    message = ", ".join(part for part in (context, str(e.problem or "")) if part)
+    return LocatedError(source, line, message)
 
 
 def _duplicate_keys(text: str, source: str) -> list[LocatedError]:
@@ -618,7 +627,9 @@ def _line_of(root: Any, segs: tuple[_Seg, ...], at_key: bool = False) -> int | N
         if kind == "index" and isinstance(node, list) and isinstance(name, int) and name < len(node):
             pos = lc.item(name)
         elif kind != "index" and isinstance(node, dict) and name in node:
-            pos = lc.key(name) if at_key and i == len(segs) - 1 else lc.value(name)
+            # an empty value (``name:``) is placed by ruamel on the next line; name the key's line instead
+            use_key = (at_key and i == len(segs) - 1) or node[name] is None
+            pos = lc.key(name) if use_key else lc.value(name)
         else:
             return line
         line = pos[0] + 1
