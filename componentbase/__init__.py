@@ -36,7 +36,7 @@ from componentbase.config.types import (
 from componentbase.duration import Duration, format_duration, parse_duration
 from componentbase.featuregate import FeatureGate, FeatureSpec, Stage
 from componentbase.fileutil import write_atomic
-from componentbase.logs import V, LogsOptions
+from componentbase.logs import LogsOptions, V
 from componentbase.options.base import Options, flag
 from componentbase.options.component import ComponentOptions
 from componentbase.options.featuregate import FeatureGateOptions
@@ -44,7 +44,6 @@ from componentbase.options.leaderelection import LeaderElectionOptions
 from componentbase.plugins import hookimpl, hookspec
 from componentbase.validation import field
 from componentbase.validation.field import AggregateError, FieldError
-
 
 __all__ = [
     "BOOL",

@@ -26,6 +26,8 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "") -> Any:
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
+    if cc.kubeconfig and not os.path.exists(cc.kubeconfig):
+        raise ClientConfigError(f"invalid configuration: stat {cc.kubeconfig}: no such file or directory")
     configuration = client.Configuration()
     try:
         if cc.kubeconfig:

@@ -8,6 +8,7 @@ A program that embeds a component passes plugins into its ``Command`` (kube-sche
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -37,7 +38,7 @@ class ComponentHooks:
 
 
 def new_plugin_manager(
-    hookspecs: Iterable[object] = (),
+    hookspecs: Iterable[type | ModuleType] = (),
     plugins: Iterable[object] = (),
     entry_point_group: str | None = None,
 ) -> pluggy.PluginManager:

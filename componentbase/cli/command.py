@@ -14,12 +14,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
 from typing import Any, TextIO
 
 from componentbase import configz, version
 from componentbase.appconfig import CompletedConfig
 from componentbase.cli import flags as cliflags
-from componentbase.logs import V, LogsOptions
+from componentbase.logs import LogsOptions, V
 from componentbase.options.base import Options
 from componentbase.options.component import ComponentOptions
 from componentbase.plugins import new_plugin_manager
@@ -91,7 +92,7 @@ class Command:
         long: str = "",
         version_string: str | None = None,
         plugins: Iterable[object] = (),
-        hookspecs: Iterable[object] = (),
+        hookspecs: Iterable[type | ModuleType] = (),
         entry_point_group: str | None = None,
         configz_name: str = "componentconfig",
         configz_registry: configz.Registry | None = None,
@@ -163,8 +164,8 @@ class Command:
             for found in self.plugins.hook.componentbase_validate(options=self.options):
                 errors.extend(found or [])
         if errors:
-            for e in errors:
-                for line in str(e).splitlines():
+            for problem in errors:
+                for line in str(problem).splitlines():
                     err.write(f"Error: {line}\n")
             return 1
         if isinstance(self.options, ComponentOptions) and self.options.write_config_to:
@@ -215,7 +216,7 @@ def _is_user_error(e: Exception) -> bool:
     return isinstance(e, ClientConfigError | OSError | ValueError)
 
 
-class _signals_set:  # noqa: N801 - used as a context manager, reads as one
+class _signals_set:
     """SIGINT/SIGTERM set ``stop``; a second one exits at once, as component-base's SetupSignalHandler."""
 
     def __init__(self, stop: threading.Event) -> None:

@@ -9,6 +9,7 @@ binds to a Go field.
 
 from __future__ import annotations
 
+import builtins
 import shutil
 import sys
 import textwrap
@@ -212,7 +213,7 @@ class FlagSet:
     def strings(self, name: str, target: Any, attr: str, usage: str, **kw: Any) -> Flag:
         return self.var(name, target, attr, STRINGS, usage, **kw)
 
-    def mark_deprecated(self, name: str, reason: str, *, hidden: bool = True) -> None:
+    def mark_deprecated(self, name: str, reason: str, *, hidden: builtins.bool = True) -> None:
         """pflag's MarkDeprecated (hidden); ``hidden=False`` keeps it in help as kube-scheduler's section does."""
         flag = self._flags[normalize(name)]
         flag.deprecated = reason
@@ -227,7 +228,7 @@ class FlagSet:
     def __iter__(self) -> Iterator[Flag]:
         return iter(self._flags.values())
 
-    def __len__(self) -> int:
+    def __len__(self) -> builtins.int:
         return len(self._flags)
 
 

@@ -29,7 +29,7 @@ JITTER_FACTOR = 1.2
 
 
 def _duration(default: float) -> Duration:
-    return attrs.field(default=Duration(default), converter=Duration)  # type: ignore[no-any-return]
+    return attrs.field(default=Duration(default), converter=Duration)
 
 
 @attrs.define(kw_only=True)

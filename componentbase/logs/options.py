@@ -24,7 +24,7 @@ FORMATS = ("text", "json")
 SECTION = "Logs flags"
 
 
-def V(level: int) -> int:  # noqa: N802 - klog's name
+def V(level: int) -> int:
     """The ``logging`` level of klog's ``V(level)``: ``log.log(V(2), "...")``."""
     return logging.INFO - level
 

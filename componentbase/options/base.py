@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -92,7 +92,7 @@ class Options:
     """
 
     def sub_options(self) -> Iterator[Options]:
-        for a in attrs.fields(type(self)):
+        for a in attrs.fields(cast(Any, type(self))):
             value = getattr(self, a.name)
             if isinstance(value, Options):
                 yield value
@@ -100,7 +100,7 @@ class Options:
     def add_flags(self, fss: cliflags.NamedFlagSets) -> None:
         """Install this option's flags (and its sub-options') into their sections."""
         cls = type(self)
-        for a in attrs.fields(cls):
+        for a in attrs.fields(cast(Any, cls)):
             spec: FlagSpec | None = a.metadata.get(_FLAG)
             if spec is None:
                 continue

@@ -1,4 +1,7 @@
-"""The "Leader election flags" section, bound to a ``LeaderElectionConfiguration`` (upstream's ``BindLeaderElectionFlags``)."""
+"""The "Leader election flags" section, bound to a ``LeaderElectionConfiguration``.
+
+Upstream's ``BindLeaderElectionFlags``: the same flag names, help and defaults in every component.
+"""
 
 from __future__ import annotations
 

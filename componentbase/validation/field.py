@@ -176,10 +176,15 @@ def internal(field: Path | str, err: BaseException | str) -> FieldError:
 class AggregateError(Exception):
     """Several errors reported together, one per line (upstream's ``utilerrors.Aggregate``)."""
 
+    errors: list[BaseException]
+
     def __init__(self, errors: Sequence[BaseException]) -> None:
         flat: list[BaseException] = []
         for err in errors:
-            flat.extend(err.errors if isinstance(err, AggregateError) else [err])
+            if isinstance(err, AggregateError):
+                flat.extend(err.errors)
+            else:
+                flat.append(err)
         self.errors = flat
         super().__init__(str(self))
 

@@ -1,0 +1,156 @@
+"""The example kube-scheduler's command line: kube-scheduler's flags, config file and validation."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import componentbase
+from componentbase import configz
+from examples.scheduler.__main__ import new_command
+from examples.scheduler.config import KubeSchedulerConfiguration, KubeSchedulerProfile
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def execute(args: list[str]) -> tuple[int, str, str, componentbase.Command]:
+    cmd = new_command()
+    cmd.configz_registry = configz.Registry()
+    out, err = io.StringIO(), io.StringIO()
+    code = cmd.execute(args, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue(), cmd
+
+
+def written(tmp_path: Path, *args: str) -> KubeSchedulerConfiguration:
+    target = tmp_path / "out.yaml"
+    code, _, err, _ = execute([*args, f"--write-config-to={target}"])
+    assert code == 0, err
+    cfg = new_command().options.SCHEME.decode_file(target)  # type: ignore[attr-defined]
+    assert isinstance(cfg, KubeSchedulerConfiguration)
+    return cfg
+
+
+def test_help_sections_in_kube_scheduler_order() -> None:
+    code, out, _, _ = execute(["--help"])
+    assert code == 0
+    sections = [line for line in out.splitlines() if line.endswith(" flags:")]
+    assert sections == ["Misc flags:", "Deprecated flags:", "Leader election flags:", "Feature gate flags:",
+                        "Logs flags:", "Global flags:"]
+    assert "--leader-elect-lease-duration duration" in out and "(default 15s)" in out
+    assert '--leader-elect-resource-name string        The name of resource object' in out
+
+
+def test_defaults_written_and_loaded_back_unchanged(tmp_path: Path) -> None:
+    cfg = written(tmp_path)
+    assert cfg.parallelism == 16 and cfg.pod_initial_backoff_seconds == 1 and cfg.pod_max_backoff_seconds == 10
+    le = cfg.leader_election
+    assert (le.leader_elect, str(le.lease_duration), str(le.renew_deadline), str(le.retry_period)) == \
+        (True, "15s", "10s", "2s")
+    assert (le.resource_lock, le.resource_name, le.resource_namespace) == ("leases", "kube-scheduler", "kube-system")
+    assert [p.scheduler_name for p in cfg.profiles] == ["default-scheduler"]
+    text = (tmp_path / "out.yaml").read_text()
+    assert text.startswith("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    again = written(tmp_path, f"--config={tmp_path / 'out.yaml'}")
+    assert again == cfg
+
+
+def test_deprecated_flags_apply_only_without_config(tmp_path: Path) -> None:
+    cfg = written(tmp_path, "--kubeconfig=/k", "--kube-api-qps=7", "--lock-object-name=old", "--profiling=false")
+    assert (cfg.client_connection.kubeconfig, cfg.client_connection.qps) == ("/k", 7.0)
+    assert cfg.leader_election.resource_name == "old" and cfg.enable_profiling is False
+    source = tmp_path / "in.yaml"
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "parallelism: 4\n")
+    cfg = written(tmp_path, f"--config={source}", "--kubeconfig=/k", "--lock-object-name=old")
+    assert cfg.parallelism == 4 and cfg.client_connection.kubeconfig == ""
+    assert cfg.leader_election.resource_name == "kube-scheduler"
+
+
+def test_leader_election_flags_override_the_file_and_beat_deprecated_aliases(tmp_path: Path) -> None:
+    source = tmp_path / "in.yaml"
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "leaderElection:\n  leaseDuration: 30s\n  resourceName: from-file\n")
+    cfg = written(tmp_path, f"--config={source}", "--leader-elect-renew-deadline=20s")
+    assert (str(cfg.leader_election.lease_duration), str(cfg.leader_election.renew_deadline)) == ("30s", "20s")
+    assert cfg.leader_election.resource_name == "from-file"
+    cfg = written(tmp_path, "--lock-object-name=old", "--leader-elect-resource-name=new")
+    assert cfg.leader_election.resource_name == "new"
+
+
+def test_validation_reports_every_problem_with_its_path(tmp_path: Path) -> None:
+    source = tmp_path / "bad.yaml"
+    source.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+parallelism: 0
+percentageOfNodesToScore: 101
+podInitialBackoffSeconds: 5
+podMaxBackoffSeconds: 2
+leaderElection:
+  renewDeadline: 20s
+  resourceLock: endpoints
+profiles:
+- schedulerName: a
+- schedulerName: a
+""")
+    code, _, err, _ = execute([f"--config={source}"])
+    assert code == 1
+    assert err.splitlines() == [
+        'Error: leaderElection.renewDeadline: Invalid value: "20s": must be less than leaseDuration',
+        'Error: leaderElection.resourceLock: Unsupported value: "endpoints": supported values: "leases"',
+        "Error: parallelism: Invalid value: 0: should be an integer value greater than zero",
+        "Error: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+        "Error: podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds",
+        'Error: profiles[1].schedulerName: Duplicate value: "a"',
+    ]
+
+
+def test_strict_decoding_names_file_line_and_field(tmp_path: Path) -> None:
+    source = tmp_path / "strict.yaml"
+    source.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+foo: 1
+leaderElection:
+  leaderElect: true
+  leaderElect: false
+  leaseDuration: 15
+""")
+    code, _, err, _ = execute([f"--config={source}"])
+    assert code == 1
+    lines = err.splitlines()
+    assert f'Error: {source}:3: unknown field "foo"' in lines
+    assert f'Error: {source}:6: key "leaderElect" already set in map' in lines
+    assert any(line.startswith(f"Error: {source}:7: leaderElection.leaseDuration: Invalid value: 15") for line in lines)
+    code, _, err, _ = execute([f"--config={tmp_path / 'missing.yaml'}"])
+    assert code == 1 and "no such file or directory" in err
+
+
+def test_no_profiles_is_required_and_names_unique() -> None:
+    from examples.scheduler.config import validate
+
+    cfg = KubeSchedulerConfiguration(profiles=[])
+    assert [str(e) for e in validate(cfg)] == ["profiles: Required value: must have at least one profile"]
+    cfg = KubeSchedulerConfiguration(profiles=[KubeSchedulerProfile(scheduler_name="")])
+    assert [str(e) for e in validate(cfg)] == ["profiles[0].schedulerName: Required value"]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["--write-config-to=/dev/null"]])
+def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str]) -> None:
+    probe = (
+        "import runpy, sys\n"
+        f"sys.argv = ['kube-scheduler', *{args!r}]\n"
+        "try:\n    runpy.run_module('examples.scheduler', run_name='__main__')\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "print('CODE', code, 'KUBERNETES', any(m.split('.')[0] == 'kubernetes' for m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "CODE 0 KUBERNETES False" in result.stdout, result.stderr
+
+
+def test_run_without_a_cluster_says_so(tmp_path: Path) -> None:
+    code, _, err, _ = execute(["--leader-elect=false", "--master=", "--kubeconfig=" + str(tmp_path / "none")])
+    assert code == 1
+    assert "Error: unable to read kubeconfig" in err or "Error: invalid configuration" in err
