@@ -1,0 +1,106 @@
+"""Listing: label and field selectors, limit/continue pagination, list resourceVersion."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes import client
+
+
+@pytest.fixture
+def v1(kube_client: client.ApiClient) -> client.CoreV1Api:
+    api = client.CoreV1Api(kube_client)
+    pods = [
+        ("a", {"app": "web", "tier": "front"}, "node1", "Running", "default-scheduler"),
+        ("b", {"app": "web"}, "", "Pending", "default-scheduler"),
+        ("c", {"app": "db", "tier": "back"}, "node2", "Running", "other"),
+        ("d", {}, "", "Pending", "other"),
+    ]
+    for name, labels, node, phase, scheduler in pods:
+        api.create_namespaced_pod("default", {"metadata": {"name": name, "labels": labels},
+                                              "spec": {"containers": [{"name": "c", "image": "i"}],
+                                                       "nodeName": node or None, "schedulerName": scheduler}})
+        api.patch_namespaced_pod_status(name, "default", {"status": {"phase": phase}})
+    return api
+
+
+def _names(pods: client.V1PodList) -> list[str]:
+    return [p.metadata.name for p in pods.items]
+
+
+@pytest.mark.parametrize(("selector", "expected"), [
+    ("app=web", ["a", "b"]),
+    ("app==web", ["a", "b"]),
+    ("app!=web", ["c", "d"]),
+    ("app in (db, web)", ["a", "b", "c"]),
+    ("app notin (web)", ["c", "d"]),
+    ("tier", ["a", "c"]),
+    ("!tier", ["b", "d"]),
+    ("app=web,tier", ["a"]),
+    ("app in (web),!tier", ["b"]),
+    ("", ["a", "b", "c", "d"]),
+])
+def test_label_selectors(v1: client.CoreV1Api, selector: str, expected: list[str]) -> None:
+    assert _names(v1.list_namespaced_pod("default", label_selector=selector)) == expected
+
+
+@pytest.mark.parametrize(("selector", "expected"), [
+    ("metadata.name=b", ["b"]),
+    ("metadata.name!=b", ["a", "c", "d"]),
+    ("metadata.namespace==default", ["a", "b", "c", "d"]),
+    ("spec.nodeName=", ["b", "d"]),
+    ("spec.nodeName!=", ["a", "c"]),
+    ("spec.nodeName=node2", ["c"]),
+    ("spec.schedulerName=default-scheduler,spec.nodeName=", ["b"]),
+    ("status.phase=Running", ["a", "c"]),
+    ("status.phase!=Running", ["b", "d"]),
+])
+def test_field_selectors(v1: client.CoreV1Api, selector: str, expected: list[str]) -> None:
+    assert _names(v1.list_pod_for_all_namespaces(field_selector=selector)) == expected
+
+
+def test_bad_selector_is_400(v1: client.CoreV1Api) -> None:
+    with pytest.raises(client.ApiException) as info:
+        v1.list_namespaced_pod("default", label_selector="app in web")
+    assert info.value.status == 400
+    assert json.loads(info.value.body)["reason"] == "BadRequest"
+
+
+def test_pagination(v1: client.CoreV1Api) -> None:
+    first = v1.list_namespaced_pod("default", limit=3)
+    assert _names(first) == ["a", "b", "c"]
+    assert first.metadata._continue and first.metadata.remaining_item_count == 1
+    second = v1.list_namespaced_pod("default", limit=3, _continue=first.metadata._continue)
+    assert _names(second) == ["d"] and not second.metadata._continue
+    assert second.metadata.resource_version == first.metadata.resource_version
+
+
+def test_pagination_with_selector(v1: client.CoreV1Api) -> None:
+    names, token = [], None
+    while True:
+        page = v1.list_namespaced_pod("default", limit=1, label_selector="app", _continue=token)
+        names += _names(page)
+        token = page.metadata._continue
+        if not token:
+            break
+    assert names == ["a", "b", "c"]
+
+
+def test_bad_continue_is_400(v1: client.CoreV1Api) -> None:
+    with pytest.raises(client.ApiException) as info:
+        v1.list_namespaced_pod("default", limit=1, _continue="garbage!")
+    assert info.value.status == 400
+
+
+def test_list_resource_version_tracks_writes(v1: client.CoreV1Api) -> None:
+    before = int(v1.list_namespaced_pod("default").metadata.resource_version)
+    created = v1.create_namespaced_config_map("default", {"metadata": {"name": "x"}})
+    after = int(v1.list_namespaced_pod("default").metadata.resource_version)
+    assert after == int(created.metadata.resource_version) > before
+
+
+def test_delete_collection(v1: client.CoreV1Api) -> None:
+    status = v1.delete_collection_namespaced_pod("default", label_selector="app=web", grace_period_seconds=0)
+    assert status.status == "Success"
+    assert _names(v1.list_namespaced_pod("default")) == ["c", "d"]
