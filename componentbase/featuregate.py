@@ -100,37 +100,39 @@ class FeatureGate:
 
     def set(self, text: str) -> None:
         """Apply ``A=true,B=false``; nothing changes unless every entry is valid."""
-        values: dict[str, bool] = {}
-        problems: list[str] = []
+        entries: list[tuple[str, bool | str]] = []
         for item in text.split(","):
             if not item.strip():
                 continue
             name, sep, raw = item.partition("=")
             name, raw = name.strip(), raw.strip()
             if not sep:
-                problems.append(f"missing bool value for {name}")
+                entries.append((name, f"missing bool value for {name}"))
             elif raw in _TRUE or raw in _FALSE:
-                values[name] = raw in _TRUE
+                entries.append((name, raw in _TRUE))
             else:
-                problems.append(f"invalid value of {name}={raw}, err: must be true or false")
-        self._apply(values, problems)
+                entries.append((name, f"invalid value of {name}={raw}, err: must be true or false"))
+        self._apply(entries)
 
     def set_from_map(self, values: Mapping[str, bool]) -> None:
         """Apply a ``featureGates`` map from a config file; nothing changes unless every entry is valid."""
-        self._apply(dict(values), [])
+        self._apply(list(values.items()))
 
-    def _apply(self, values: dict[str, bool], problems: list[str]) -> None:
+    def _apply(self, entries: list[tuple[str, bool | str]]) -> None:
+        """Entries are a name with its value, or with the parse problem it had; problems keep input order."""
+        values: dict[str, bool] = {}
+        problems: list[str] = []
+        warnings: list[str] = []
         with self._lock:
-            warnings: list[str] = []
-            for name, value in values.items():
-                spec = self._known.get(name)
-                if spec is None:
-                    problems.append(f"unrecognized feature gate: {name}")
-                elif spec.locked_to_default and value != spec.default:
-                    problems.append(f"cannot set feature gate {name} to {_go_bool(value)}, "
-                                    f"feature is locked to {_go_bool(spec.default)}")
-                elif spec.stage in (Stage.GA, Stage.DEPRECATED) and name not in _SPECIAL:
-                    label = "GA" if spec.stage is Stage.GA else "deprecated"
+            for name, value in entries:
+                problem = value if isinstance(value, str) else self._problem(name, value)
+                if problem or isinstance(value, str):
+                    problems.append(problem)
+                    continue
+                values[name] = value
+                stage = self._known[name].stage
+                if stage in (Stage.GA, Stage.DEPRECATED):
+                    label = "GA" if stage is Stage.GA else "deprecated"
                     warnings.append(f"Setting {label} feature gate {name}={_go_bool(value)}. "
                                     "It will be removed in a future release.")
             if problems:
@@ -138,6 +140,15 @@ class FeatureGate:
             self._set.update(values)
         for warning in warnings:
             _log.warning(warning)
+
+    def _problem(self, name: str, value: bool) -> str:
+        spec = self._known.get(name)
+        if spec is None:
+            return f"unrecognized feature gate: {name}"
+        if spec.locked_to_default and value != spec.default:
+            return (f"cannot set feature gate {name} to {_go_bool(value)}, "
+                    f"feature is locked to {_go_bool(spec.default)}")
+        return ""
 
     def enabled(self, name: str) -> bool:
         with self._lock:
