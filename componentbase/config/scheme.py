@@ -31,7 +31,6 @@ import attrs
 
 from componentbase.config.naming import json_name_of
 from componentbase.duration import Duration, DurationError
-from componentbase.fileutil import write_atomic
 from componentbase.validation import field
 from componentbase.validation.field import AggregateError
 
@@ -80,8 +79,7 @@ class DecodeError(AggregateError):
 # Registration
 
 
-@attrs.frozen
-class _Kind:
+class _Kind(typing.NamedTuple):
     cls: type
     api_version: str
     kind: str
@@ -198,6 +196,8 @@ class Scheme:
 
     def write_file(self, path: str | os.PathLike[str], obj: object) -> None:
         """Write ``encode(obj)`` so a reader never sees half a file."""
+        from componentbase.fileutil import write_atomic  # tempfile is not needed to read a config
+
         write_atomic(path, self.encode(obj))
 
 
