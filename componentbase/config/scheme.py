@@ -572,9 +572,16 @@ def _structure(data: Any, cls: type[T], root: Any, source: str) -> tuple[T, list
 
 def _explain(exc: BaseException, segs: tuple[_Seg, ...]) -> Iterator[tuple[tuple[_Seg, ...], bool, str]]:
     """Walk cattrs' exception groups down to the leaves: (where, whether at the key, message)."""
-    from cattrs.errors import AttributeValidationNote, ClassValidationError, ForbiddenExtraKeysError
+    from cattrs.errors import (
+        AttributeValidationNote,
+        ClassValidationError,
+        ForbiddenExtraKeysError,
+        StructureHandlerNotFoundError,
+    )
 
     path = _path(segs)
+    if isinstance(exc, StructureHandlerNotFoundError):
+        raise exc  # a field type the codec does not support is a bug in the program, not in the file
     if isinstance(exc, ClassValidationError):
         for sub in exc.exceptions:
             notes = [n for n in getattr(sub, "__notes__", []) if isinstance(n, AttributeValidationNote)]

@@ -563,3 +563,15 @@ def test_importing_the_scheme_stays_light() -> None:
 
 def test_module_namespace() -> None:
     assert set(scheme_mod.__all__) <= set(dir(scheme_mod))
+
+
+@attrs.define(kw_only=True)
+class Unsupported:
+    either: int | str = 1
+
+
+def test_an_unsupported_field_type_is_a_program_error_not_a_file_error() -> None:
+    import cattrs
+
+    with pytest.raises(cattrs.errors.StructureHandlerNotFoundError):
+        decode_as("either: 1\n", Unsupported)
