@@ -1,4 +1,9 @@
-"""Running a completed component: its work, gated by leader election when the config asks for it."""
+"""Running a completed component: its work, gated by leader election when the config asks for it.
+
+As kube-scheduler's ``Run``: with ``leaderElect`` the work starts only once this replica leads, losing the
+lease stops the work and the process exits non-zero, and a requested stop releases the lease so another
+replica takes over at once.
+"""
 
 from __future__ import annotations
 
@@ -9,23 +14,57 @@ from typing import Any
 
 from componentbase.appconfig import CompletedConfig
 
-__all__ = ["run_component"]
+__all__ = ["WorkFunc", "run_component"]
 
 log = logging.getLogger("componentbase.run")
 
+WorkFunc = Callable[[CompletedConfig[Any], threading.Event], "int | None"]
 
-def run_component(
-    completed: CompletedConfig[Any],
-    work: Callable[[CompletedConfig[Any], threading.Event], int | None],
-    stop: threading.Event,
-) -> int:
+#: How often the main thread looks up from waiting, so signals are handled promptly.
+_POLL = 0.2
+
+
+def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event) -> int:
     """Run ``work`` until ``stop``; the exit code is what it returns (``None`` is 0)."""
     if not isinstance(completed, CompletedConfig):
         raise TypeError("run needs a CompletedConfig: call Config.complete() first")
     le = completed.config.leader_election
     if le is not None and le.leader_elect:
-        from componentbase.leaderelection.run import run_leading
+        return _run_leading(completed, work, stop)
+    return _exit_code(work(completed, stop))
 
-        return run_leading(completed, work, stop)
-    code = work(completed, stop)
+
+def _exit_code(code: int | None) -> int:
     return 0 if code is None else int(code)
+
+
+def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event) -> int:
+    from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
+
+    config = completed.config
+    elector_stop = threading.Event()
+    returned: list[int | None] = []
+    lost = threading.Event()
+
+    def started_leading(work_stop: threading.Event) -> None:
+        try:
+            returned.append(work(completed, work_stop))
+        finally:
+            if work_stop.is_set() and not stop.is_set():
+                lost.set()
+            elector_stop.set()  # the work ended (by itself or told to): step down
+
+    callbacks = LeaderCallbacks(on_started_leading=started_leading, on_stopped_leading=lambda: None)
+    le_config = LeaderElectionConfig.from_configuration(config.leader_election, config.client, callbacks,
+                                                        release_on_cancel=True)
+    thread = LeaderElector(le_config).run_in_thread(elector_stop)
+    while thread.is_alive() and not stop.wait(_POLL):
+        pass
+    thread.stop()
+    if stop.is_set():
+        log.info("Requested to terminate, exiting")
+        return _exit_code(returned[0]) if returned else 0
+    if lost.is_set() or not returned:
+        log.error("leaderelection lost")
+        return 1
+    return _exit_code(returned[0])

@@ -23,6 +23,8 @@ class HelloConfiguration:
     name: str = "world"
     interval: componentbase.Duration = attrs.field(default=componentbase.Duration("1s"),
                                                    converter=componentbase.Duration)
+    client_connection: componentbase.ClientConnectionConfiguration = attrs.field(
+        factory=componentbase.ClientConnectionConfiguration)
     leader_election: componentbase.LeaderElectionConfiguration = attrs.field(
         factory=lambda: componentbase.LeaderElectionConfiguration(
             leader_elect=False, resource_name="hello", resource_namespace="default"))
