@@ -207,7 +207,16 @@ class Command:
             return run_component(completed, self.run, stop)
 
     def main(self, argv: Sequence[str] | None = None) -> None:
-        sys.exit(self.execute(argv))
+        """Execute and exit with its code, like a Go ``main``: threads still running do not hold the process."""
+        code = self.execute(argv)
+        if threading.active_count() > 1:
+            # A call abandoned at its deadline may still be blocked; writing at interpreter shutdown from
+            # such a thread aborts the process, so end it here, as os.Exit ends a Go program.
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        sys.exit(code)
 
 
 def _is_user_error(e: Exception) -> bool:
