@@ -101,7 +101,7 @@ def max_overlap(intervals: list[tuple[float, float | None]], now: float | None =
     """The longest time any two intervals were open together (0 when leadership never overlapped)."""
     closed = sorted((s, e if e is not None else (now or time.monotonic())) for s, e in intervals)
     worst = 0.0
-    for i, (s1, e1) in enumerate(closed):
+    for i, (_, e1) in enumerate(closed):
         for s2, e2 in closed[i + 1:]:
             if s2 >= e1:
                 break

@@ -171,7 +171,8 @@ def test_cut_off_leader_stops_in_time_and_fails_healthz(server: LoopbackAPIServe
         assert a.elector.is_leader()
         deadline = cut_at + LD + health.timeout + SLACK
         time.sleep(max(0.0, deadline - time.monotonic()))
-        with pytest.raises(LeaderElectionHealthError, match=f"failed election to renew leadership on lease {NAMESPACE}/{LEASE}"):
+        message = f"failed election to renew leadership on lease {NAMESPACE}/{LEASE}"
+        with pytest.raises(LeaderElectionHealthError, match=message):
             health.check()
         # ... while the new leader is healthy.
         new_health = HealthzAdaptor(0.3)
