@@ -125,6 +125,19 @@ class Scheme:
             raise ValueError(f"no kind is registered for the type {cls.__module__}.{cls.__qualname__}")
         return entry.api_version, entry.kind
 
+    def new(self, api_version: str, kind: str) -> object:
+        """A defaulted instance of a kind, as decoding a document with only its header gives.
+
+        No YAML is read, so ``--help`` can show a component's defaults without loading a parser.
+        """
+        entry = self._by_name.get((api_version, kind))
+        if entry is None:
+            raise ValueError(f'no kind "{kind}" is registered for version "{api_version}"')
+        obj = entry.cls()
+        if entry.defaulter is not None:
+            entry.defaulter(obj)
+        return obj
+
     def default(self, obj: object) -> None:
         """Run the registered defaulter of ``obj``'s kind, if it has one."""
         entry = self._by_class.get(type(obj))

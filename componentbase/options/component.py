@@ -47,9 +47,8 @@ class ComponentOptions(Options):
 
     @classmethod
     def default_component_config(cls) -> Any:
-        """The defaulted config, made by decoding an empty document so it matches a loaded file."""
-        return cls.SCHEME.decode(f"apiVersion: {cls.CONFIG_API_VERSION}\nkind: {cls.CONFIG_KIND}\n",
-                                 source="<defaults>")
+        """The defaulted config: what a file holding only ``apiVersion`` and ``kind`` decodes to."""
+        return cls.SCHEME.new(cls.CONFIG_API_VERSION, cls.CONFIG_KIND)
 
     def complete(self) -> list[Exception]:
         errs = super().complete()
