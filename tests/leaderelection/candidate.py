@@ -71,4 +71,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # A call abandoned at its deadline may still be blocked in the client; end like a Go program.
+    logging.shutdown()
+    os._exit(code)

@@ -138,8 +138,9 @@ def test_leader_stops_by_renew_deadline_when_the_api_stalls(server: LoopbackAPIS
     stalled_at = time.monotonic()
     server.faults.set(stall=30.0, resources=["leases"])
     try:
-        assert recorder.wait_for(lambda: recorder.intervals[0].end, RD + TIMEOUT + 1.0)
-        lead_for = recorder.intervals[0].end - stalled_at
+        ended = recorder.wait_for(lambda: recorder.intervals[0].end, RD + TIMEOUT + 1.0)
+        assert ended
+        lead_for = ended - stalled_at
         # Its last renew was before the stall, so the deadline fell within RD of stalled_at.
         assert lead_for < RD + TIMEOUT, lead_for
         assert recorder.wait_for(lambda: recorder.stopped, 2.0)
@@ -160,8 +161,9 @@ def test_cut_off_leader_stops_in_time_and_fails_healthz(server: LoopbackAPIServe
         health.check()
         cut_at = time.monotonic()
         proxy.cut.set()
-        assert recorder.wait_for(lambda: recorder.intervals[0].end, RD + TIMEOUT + 1.0)
-        stopped_after = recorder.intervals[0].end - cut_at
+        ended = recorder.wait_for(lambda: recorder.intervals[0].end, RD + TIMEOUT + 1.0)
+        assert ended
+        stopped_after = ended - cut_at
         assert stopped_after < RD + TIMEOUT, stopped_after
         assert not a.elector.is_leading()
         health.check()  # not expired yet: the stop was at renew_deadline < lease_duration

@@ -6,10 +6,12 @@ import datetime as dt
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from componentbase.config.types import LeaderElectionConfiguration
+from componentbase.duration import Duration
 from componentbase.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -26,6 +28,7 @@ from componentbase.leaderelection import (
 )
 
 UTC = dt.UTC
+NO_CLIENT: Any = object()  # these tests never reach a server
 CALLBACKS = LeaderCallbacks(on_started_leading=lambda stop: None, on_stopped_leading=lambda: None)
 
 
@@ -60,7 +63,7 @@ def test_record_round_trips_through_spec() -> None:
 
 
 def _config(**kw: object) -> LeaderElectionConfig:
-    base: dict[str, object] = {"lock": LeaseLock("ns", "name", object()), "identity": "me", "callbacks": CALLBACKS,
+    base: dict[str, object] = {"lock": LeaseLock("ns", "name", NO_CLIENT), "identity": "me", "callbacks": CALLBACKS,
                                "lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
     base.update(kw)
     return LeaderElectionConfig(**base)  # type: ignore[arg-type]
@@ -89,21 +92,23 @@ def test_default_request_timeout_fits_the_slack() -> None:
 
 
 def test_from_configuration() -> None:
-    cfg = LeaderElectionConfiguration(lease_duration=1.5, renew_deadline=1.0, retry_period=0.2,
+    cfg = LeaderElectionConfiguration(lease_duration=Duration(1.5), renew_deadline=Duration(1.0),
+                                      retry_period=Duration(0.2),
                                       resource_name="kube-scheduler", resource_namespace="kube-system")
-    le = LeaderElectionConfig.from_configuration(cfg, object(), CALLBACKS, identity="x", release_on_cancel=True)
+    le = LeaderElectionConfig.from_configuration(cfg, NO_CLIENT, CALLBACKS, identity="x", release_on_cancel=True)
     assert (le.lease_duration, le.renew_deadline, le.retry_period) == (1.5, 1.0, 0.2)
     assert le.lock.describe() == "kube-system/kube-scheduler" and le.identity == "x" and le.release_on_cancel
     assert le.lease_name == "kube-scheduler"
-    assert re.fullmatch(r".+_[0-9a-f-]{36}", LeaderElectionConfig.from_configuration(cfg, object(), CALLBACKS).identity)
+    generated = LeaderElectionConfig.from_configuration(cfg, NO_CLIENT, CALLBACKS).identity
+    assert re.fullmatch(r".+_[0-9a-f-]{36}", generated)
     with pytest.raises(LeaderElectionConfigError, match="not supported"):
         LeaderElectionConfig.from_configuration(
             LeaderElectionConfiguration(resource_lock="endpoints", resource_name="a", resource_namespace="b"),
-            object(), CALLBACKS)
+            NO_CLIENT, CALLBACKS)
     with pytest.raises(LeaderElectionConfigError, match="renew_deadline"):
         LeaderElectionConfig.from_configuration(
-            LeaderElectionConfiguration(renew_deadline=20, resource_name="a", resource_namespace="b"),
-            object(), CALLBACKS)
+            LeaderElectionConfiguration(renew_deadline=Duration(20), resource_name="a", resource_namespace="b"),
+            NO_CLIENT, CALLBACKS)
 
 
 def test_default_identity_is_hostname_and_uuid() -> None:
