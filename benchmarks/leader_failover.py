@@ -12,6 +12,7 @@ counted by its fault counter through a 1 µs stall rule on leases (see the repor
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -23,7 +24,12 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from componentbase.testing import LoopbackAPIServer
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -80,13 +86,33 @@ class Replica:
         return self.popen.poll() is None and kinds.count("start") > kinds.count("end")
 
 
-def wait_for(pred: object, timeout: float) -> bool:
+def wait_for(pred: Callable[[], object], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if pred():  # type: ignore[operator]
+        if pred():
             return True
         time.sleep(0.002)
     return False
+
+
+def _leading(replicas: list[Replica]) -> Replica | None:
+    return next((r for r in replicas if r.leading()), None)
+
+
+def _one_failover(leader: Replica, rest: list[Replica], hard: bool) -> float:
+    """Signal the leader; seconds until another replica's work starts."""
+    before = {id(r): len(r.starts()) for r in rest}
+
+    def new_starts() -> list[float]:
+        return [r.starts()[-1] for r in rest if len(r.starts()) > before[id(r)]]
+
+    t0 = time.monotonic()
+    leader.popen.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
+    if not wait_for(new_starts, LD * 3):
+        raise SystemExit(f"no failover after {'SIGKILL' if hard else 'SIGTERM'}")
+    took = min(new_starts()) - t0
+    leader.popen.wait(10)
+    return took
 
 
 def failovers(url: str, workdir: Path, rounds: int, hard: bool) -> list[float]:
@@ -97,21 +123,17 @@ def failovers(url: str, workdir: Path, rounds: int, hard: bool) -> list[float]:
     try:
         if not wait_for(lambda: all(r.events() for r in replicas), 60):
             raise SystemExit("replicas did not start")
-        for _ in range(rounds):
-            if not wait_for(lambda: any(r.leading() for r in replicas), LD * 3):
+        for n in range(rounds):
+            if not wait_for(functools.partial(_leading, replicas), LD * 3):
                 raise SystemExit("no leader")
-            time.sleep(0.3 + RP * (len(took) % 3))  # vary the phase against the renew ticks
-            leader = next(r for r in replicas if r.leading())
+            time.sleep(0.3 + RP * (n % 3))  # vary the phase against the renew ticks
+            leader = _leading(replicas)
+            assert leader is not None
             rest = [r for r in replicas if r is not leader]
-            before = {id(r): len(r.starts()) for r in rest}
-            t0 = time.monotonic()
-            leader.popen.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
-            if not wait_for(lambda: any(len(r.starts()) > before[id(r)] for r in rest), LD * 3):
-                raise SystemExit(f"no failover ({'hard' if hard else 'graceful'}, round {len(took)})")
-            took.append(min(r.starts()[-1] for r in rest if len(r.starts()) > before[id(r)]) - t0)
-            leader.popen.wait(10)
-            replicas = [*rest, Replica(url, workdir, next(names))]
-            wait_for(lambda: replicas[-1].events(), 30)
+            took.append(_one_failover(leader, rest, hard))
+            fresh = Replica(url, workdir, next(names))
+            replicas = [*rest, fresh]
+            wait_for(fresh.events, 30)
     finally:
         for r in replicas:
             r.popen.send_signal(signal.SIGTERM)
@@ -123,11 +145,11 @@ def failovers(url: str, workdir: Path, rounds: int, hard: bool) -> list[float]:
     return took
 
 
-def requests_per_renewal(server: object, seconds: float) -> tuple[int, int]:
+def requests_per_renewal(server: LoopbackAPIServer, seconds: float) -> tuple[int, int]:
     """A lone leader for ``seconds``: (lease requests the server saw, renewals it stored)."""
     from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
 
-    api = server.api_client()  # type: ignore[attr-defined]
+    api = server.api_client()
     leading = threading.Event()
     config = LeaderElectionConfig(
         lock=LeaseLock(NAMESPACE, "solo", api), identity="solo",
@@ -137,7 +159,7 @@ def requests_per_renewal(server: object, seconds: float) -> tuple[int, int]:
     thread = LeaderElector(config).run_in_thread()
     try:
         leading.wait(10)
-        faults = server.faults  # type: ignore[attr-defined]
+        faults = server.faults
         faults.set(stall=1e-6, resources=["leases"])  # counts every lease request, delays it by 1 µs
         rv0 = int(_lease(server, "solo")["metadata"]["resourceVersion"])
         time.sleep(seconds)
@@ -149,8 +171,8 @@ def requests_per_renewal(server: object, seconds: float) -> tuple[int, int]:
         api.close()
 
 
-def _lease(server: object, name: str) -> dict[str, object]:
-    url = f"{server.url}/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/{name}"  # type: ignore[attr-defined]
+def _lease(server: LoopbackAPIServer, name: str) -> dict[str, Any]:
+    url = f"{server.url}/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/{name}"
     with urllib.request.urlopen(url, timeout=5) as resp:
         return json.loads(resp.read())  # type: ignore[no-any-return]
 
