@@ -65,8 +65,9 @@ class LeaderElectionConfig:
     """Timings are float seconds, sub-second allowed.
 
     ``request_timeout`` bounds each API call; it defaults to ``min(lease_duration - renew_deadline,
-    renew_deadline / 2)`` so at least two renew attempts fit in the deadline and a renewal the server
-    applied late is still inside the slack others wait. ``stop_grace`` is how long the elector waits
+    renew_deadline / 2)`` so a slow call leaves room for another attempt before the deadline. While
+    leading, calls are also cut off at the renew deadline itself, so no value of it can delay giving
+    up past ``renew_deadline``. ``stop_grace`` is how long the elector waits
     for ``on_started_leading`` to return after setting its stop event (default ``renew_deadline``);
     when the work does not return in time the lease is not released, so others wait for it to expire.
     """

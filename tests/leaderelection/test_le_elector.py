@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import threading
 import time
 
@@ -23,6 +24,7 @@ from .proxy import BlackholeProxy
 
 LD, RD, RP = TIMINGS["lease_duration"], TIMINGS["renew_deadline"], TIMINGS["retry_period"]
 TIMEOUT = min(LD - RD, RD / 2)  # the default request timeout
+MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 #: Scheduling slack for assertions on a shared 2-core machine.
 SLACK = 0.25
 
@@ -93,6 +95,7 @@ def test_graceful_handoff_within_two_retry_periods_and_transitions_counted(
         assert recorder.max_overlap() == 0
         spec = raw_lease(server)["spec"]
         assert spec["holderIdentity"] == new and spec["leaseTransitions"] == n
+        assert MICRO.fullmatch(spec["acquireTime"]) and MICRO.fullmatch(spec["renewTime"])
         assert spec["acquireTime"] > renewed["acquireTime"]
         leader, renewed = new, spec
 
