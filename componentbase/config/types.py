@@ -24,7 +24,8 @@ __all__ = [
 #: client-go removed the ``endpoints`` and ``configmaps`` locks; only Lease objects remain.
 SUPPORTED_RESOURCE_LOCKS = ("leases",)
 
-#: client-go's JitterFactor: renewals are spread over retryPeriod * [1, 1.2).
+#: client-go's JitterFactor: candidates wait retryPeriod * [1, 2.2) between tries, so renewDeadline must
+#: exceed 1.2 x retryPeriod for a renewal to fit before the deadline.
 JITTER_FACTOR = 1.2
 
 
