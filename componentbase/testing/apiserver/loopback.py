@@ -73,7 +73,12 @@ class LoopbackAPIServer:
         if self._kubeconfig is None:
             self._tmpdir = tempfile.mkdtemp(prefix="loopback-apiserver-")
             self._kubeconfig = os.path.join(self._tmpdir, "kubeconfig")
-        write_kubeconfig(self._kubeconfig, self.url, self.token)
+        try:
+            write_kubeconfig(self._kubeconfig, self.url, self.token)
+        except OSError as err:
+            self._httpd = None
+            httpd.server_close()
+            raise OSError(err.errno, err.strerror, self._kubeconfig) from None
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"loopback-apiserver-{self.port}", daemon=True)
         self._thread.start()
@@ -137,5 +142,5 @@ class LoopbackAPIServer:
         """A ``kubernetes.client.ApiClient`` configured from this server's kubeconfig."""
         from kubernetes import config  # lazily: importing this module must stay cheap
 
-        path = self.kubeconfig_path
-        return config.new_client_from_config(config_file=path)  # type: ignore[no-untyped-call]
+        new_client: Any = config.new_client_from_config  # untyped upstream
+        return new_client(config_file=self.kubeconfig_path)

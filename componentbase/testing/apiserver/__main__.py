@@ -1,0 +1,94 @@
+"""``python -m componentbase.testing.apiserver``: run the loopback server until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from types import FrameType
+from typing import NoReturn
+
+from .loopback import LoopbackAPIServer
+
+PROG = "python -m componentbase.testing.apiserver"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, no usage dump: scripts read the failure, people read --help."""
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="A Kubernetes API server on 127.0.0.1 that keeps objects in memory. "
+                "Faults can be switched at run time through /_loopback/faults (see docs/testing.md).")
+    p.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (default)")
+    p.add_argument("--kubeconfig", metavar="PATH", help="write a kubeconfig for this server here "
+                   "(default: a temporary file, named on stderr)")
+    p.add_argument("--token-auth-file", metavar="FILE",
+                   help='static tokens as kube-apiserver reads them: token,user,uid,"group1,group2"; '
+                        "requests then need a valid bearer token, and the kubeconfig carries the first one")
+    p.add_argument("--authorization-policy-file", metavar="FILE",
+                   help="JSON or YAML allow-list used by SubjectAccessReviews (see docs/testing.md)")
+    p.add_argument("--enforce-authorization", action="store_true",
+                   help="also apply the authorization policy to requests made to this server")
+    p.add_argument("--watch-history", type=int, default=10000, metavar="N",
+                   help="events kept for watches to resume from; older resourceVersions get 410 Gone")
+    p.add_argument("--bookmark-interval", type=float, default=1.0, metavar="SECONDS",
+                   help="how often watches that allow bookmarks get one")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be within 0..65535, got {args.port}")
+    if args.watch_history < 1:
+        parser.error(f"--watch-history must be at least 1, got {args.watch_history}")
+    if args.bookmark_interval <= 0:
+        parser.error(f"--bookmark-interval must be positive, got {args.bookmark_interval}")
+    try:
+        server = LoopbackAPIServer(
+            port=args.port,
+            kubeconfig_path=args.kubeconfig,
+            token_auth_file=args.token_auth_file,
+            authorization_policy_file=args.authorization_policy_file,
+            enforce_authorization=args.enforce_authorization,
+            watch_history=args.watch_history,
+            bookmark_interval=args.bookmark_interval,
+        )
+        server.start()
+    except (OSError, ValueError) as err:
+        print(f"{PROG}: error: {_describe(err)}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    print(server.url, flush=True)
+    if args.kubeconfig is None:
+        print(f"kubeconfig: {server.kubeconfig_path}", file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        server.stop()
+    return 0
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.filename:
+        return f"{err.filename}: {err.strerror}"
+    if isinstance(err, OSError):
+        return f"cannot listen: {err.strerror or err}"
+    return str(err)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
