@@ -6,7 +6,7 @@ which loads only when a component connects to a cluster.
 
 __version__ = "0.1.0"
 
-from componentbase import configz, version
+from componentbase import configz, quantity, version
 from componentbase.appconfig import CompletedConfig, Config
 from componentbase.cli.command import Command, RunFunc
 from componentbase.cli.flags import (
@@ -25,7 +25,7 @@ from componentbase.cli.flags import (
 )
 from componentbase.client import ClientConfigError, new_api_client
 from componentbase.config.naming import JSON_NAME
-from componentbase.config.scheme import DecodeError, Scheme
+from componentbase.config.scheme import DecodeError, Scheme, structure
 from componentbase.config.types import (
     ClientConnectionConfiguration,
     DebuggingConfiguration,
@@ -42,6 +42,7 @@ from componentbase.options.component import ComponentOptions
 from componentbase.options.featuregate import FeatureGateOptions
 from componentbase.options.leaderelection import LeaderElectionOptions
 from componentbase.plugins import hookimpl, hookspec
+from componentbase.quantity import QuantityError, parse_quantity
 from componentbase.validation import field
 from componentbase.validation.field import AggregateError, FieldError
 
@@ -77,6 +78,7 @@ __all__ = [
     "LogsOptions",
     "NamedFlagSets",
     "Options",
+    "QuantityError",
     "RunFunc",
     "Scheme",
     "Stage",
@@ -89,6 +91,9 @@ __all__ = [
     "hookspec",
     "new_api_client",
     "parse_duration",
+    "parse_quantity",
+    "quantity",
+    "structure",
     "validate_client_connection_configuration",
     "validate_leader_election_configuration",
     "version",
