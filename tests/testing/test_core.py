@@ -162,3 +162,42 @@ def test_nodes_cluster_scoped(kube_client: client.ApiClient) -> None:
     node = v1.create_node({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}})
     assert node.metadata.namespace is None
     assert v1.read_node("n1").status.capacity == {"cpu": "4"}
+
+
+def test_events_both_groups_with_client_datetimes(kube_client: client.ApiClient) -> None:
+    """The client sends datetimes with isoformat(); MicroTime fields come back as sent."""
+    now = datetime.datetime.now(datetime.UTC)
+    core = client.CoreV1Api(kube_client)
+    ev = core.create_namespaced_event("default", client.CoreV1Event(
+        metadata=client.V1ObjectMeta(name="e1"), involved_object=client.V1ObjectReference(kind="Pod", name="p"),
+        reason="Scheduled", message="ok", first_timestamp=now, last_timestamp=now, event_time=now, count=1))
+    assert ev.last_timestamp == now and ev.event_time == now
+    events = client.EventsV1Api(kube_client)
+    new = events.create_namespaced_event("default", client.EventsV1Event(
+        metadata=client.V1ObjectMeta(name="e2"), event_time=now.replace(microsecond=0),
+        reporting_controller="x/y", reporting_instance="i", action="Bind", reason="Scheduled",
+        regarding=client.V1ObjectReference(kind="Pod", name="p"), note="hi", type="Normal"))
+    assert new.event_time == now.replace(microsecond=0)
+    assert [e.metadata.name for e in events.list_event_for_all_namespaces().items] == ["e2"]
+    raw = core.read_namespaced_event("e1", "default", _preload_content=False)
+    assert json.loads(raw.data)["eventTime"] == now.isoformat()
+
+
+@pytest.mark.parametrize("stamp", ["2024-05-01T10:00:00Z", "2024-05-01T10:00:00.5Z",
+                                   "2024-05-01T10:00:00+00:00", "2024-05-01T10:00:00.123456+00:00"])
+def test_lease_micro_time_formats(kube_apiserver: LoopbackAPIServer, kube_client: client.ApiClient,
+                                  stamp: str) -> None:
+    body = json.dumps({"metadata": {"name": "l"}, "spec": {"renewTime": stamp}}).encode()
+    req = urllib.request.Request(kube_apiserver.url + "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                                 data=body, headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.status == 201
+    leases = client.CoordinationV1Api(kube_client)
+    raw = leases.read_namespaced_lease("l", "default", _preload_content=False)
+    assert json.loads(raw.data)["spec"]["renewTime"] == stamp
+    assert leases.read_namespaced_lease("l", "default").spec.renew_time.year == 2024
+
+
+def test_session_fixture_is_shared(kube_apiserver_session: LoopbackAPIServer) -> None:
+    with kube_apiserver_session.api_client() as api:
+        assert client.CoreV1Api(api).read_namespace("default").status.phase == "Active"

@@ -170,3 +170,19 @@ def test_stop_ends_open_watches() -> None:
     server.stop()
     assert done.wait(5)
     api.close()
+
+
+def test_abandoned_watch_frees_its_thread(kube_apiserver: LoopbackAPIServer) -> None:
+    import time
+
+    before = threading.active_count()
+    conn = http.client.HTTPConnection("127.0.0.1", kube_apiserver.port, timeout=10)
+    conn.request("GET", "/api/v1/namespaces/default/pods?watch=true")
+    resp = conn.getresponse()
+    assert resp.status == 200
+    assert threading.active_count() > before
+    conn.close()
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() <= before

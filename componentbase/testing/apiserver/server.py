@@ -279,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
         try:
-            for chunk in stream(self.server.store, spec, lambda: faults.watch_epoch != epoch or self._gone(),
+            for chunk in stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,
                                 self.server.bookmark_interval):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.write(b"0\r\n\r\n")

@@ -63,12 +63,14 @@ def stream(
     store: Store,
     spec: WatchSpec,
     should_stop: Callable[[], bool],
+    client_gone: Callable[[], bool],
     bookmark_interval: float = 1.0,
     poll: float = 0.5,
 ) -> Iterator[bytes]:
     """Yield chunks of newline-terminated events until the deadline, a stop, or a server close.
 
-    ``should_stop`` is polled at least every ``poll`` seconds so abandoned watches free their thread.
+    ``should_stop`` is cheap and checked on every wake-up; ``client_gone`` costs a system call, so it
+    runs about every ``poll`` seconds, which is enough for abandoned watches to free their thread.
     """
     with store.cond:
         if spec.since is None:
@@ -85,6 +87,7 @@ def stream(
         if chunk:
             yield chunk
     next_bookmark = time.monotonic() + bookmark_interval
+    next_check = time.monotonic() + poll
     while True:
         with store.cond:
             while True:
@@ -92,6 +95,10 @@ def stream(
                     return
                 events = store.events_after(pos)
                 now = time.monotonic()
+                if now >= next_check:
+                    if client_gone():
+                        return
+                    next_check = now + poll
                 if events is None or events:
                     break
                 if spec.deadline is not None and now >= spec.deadline:
