@@ -1,0 +1,43 @@
+"""Shared informers: list+watch into a local indexed cache with event handlers, as client-go's.
+
+``InformerFactory(api_client).pods(field_selector=...)`` is the common case; ``SharedInformer`` over a
+``ListWatch`` is the general one. Cached objects are plain dicts, shared: treat them as read-only.
+"""
+
+from componentbase.informers.backoff import Backoff
+from componentbase.informers.cache import (
+    NAMESPACE_INDEX,
+    DeletedFinalStateUnknown,
+    Indexer,
+    IndexFunc,
+    deleted_object,
+    meta_namespace_index,
+    meta_namespace_key,
+)
+from componentbase.informers.dispatch import HandlerRegistration
+from componentbase.informers.factory import RESOURCES, InformerFactory, ResourceAPI, list_watch_for
+from componentbase.informers.informer import SharedInformer
+from componentbase.informers.listwatch import BadResponse, ListPage, ListWatch, WatchStream
+from componentbase.informers.reflector import Reflector
+
+__all__ = [
+    "NAMESPACE_INDEX",
+    "RESOURCES",
+    "Backoff",
+    "BadResponse",
+    "DeletedFinalStateUnknown",
+    "HandlerRegistration",
+    "IndexFunc",
+    "Indexer",
+    "InformerFactory",
+    "ListPage",
+    "ListWatch",
+    "Reflector",
+    "ResourceAPI",
+    "SharedInformer",
+    "WatchStream",
+    "deleted_object",
+    "list_watch_for",
+    "meta_namespace_index",
+    "meta_namespace_key",
+]

@@ -1,0 +1,71 @@
+"""One-line descriptions of failed API calls, for logs that stay readable under a fault storm.
+
+The official client's ``ApiException`` prints headers and bodies over several lines; controllers want
+``500 InternalError: Internal error occurred`` and, for 429, how long the server asked them to wait.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CallFailure", "describe", "status_reason"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallFailure:
+    """What went wrong with one call: an HTTP status (None if no answer), a summary, Retry-After."""
+
+    status: int | None
+    summary: str
+    retry_after: float | None = None
+    reason: str = ""
+
+
+def _status_body(body: Any) -> dict[str, Any]:
+    if isinstance(body, bytes | bytearray):
+        body = body.decode("utf-8", "replace")
+    if not isinstance(body, str) or not body.startswith("{"):
+        return {}
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def status_reason(status: dict[str, Any]) -> str:
+    """``410 Expired: too old resource version`` from a ``Status`` object."""
+    code = status.get("code")
+    parts = [str(code) if code else "", str(status.get("reason") or "")]
+    head = " ".join(p for p in parts if p)
+    message = str(status.get("message") or "")
+    return f"{head}: {message}" if head and message else head or message or "unknown error"
+
+
+def describe(exc: BaseException) -> CallFailure:
+    """Summarise ``exc`` (an ``ApiException``, a urllib3 or socket error, a bad response) on one line."""
+    from kubernetes.client.exceptions import ApiException
+
+    if isinstance(exc, ApiException):
+        status = int(exc.status) if exc.status else None
+        doc = _status_body(exc.body)
+        if doc.get("kind") == "Status":
+            summary = status_reason({"code": status, **{k: doc.get(k) for k in ("reason", "message")}})
+        else:
+            summary = f"{status or ''} {exc.reason or ''}".strip() or "unknown error"
+        return CallFailure(status, summary, _retry_after(exc.headers), str(doc.get("reason") or ""))
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    summary = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return CallFailure(None, summary)
