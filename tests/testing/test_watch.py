@@ -186,3 +186,15 @@ def test_abandoned_watch_frees_its_thread(kube_apiserver: LoopbackAPIServer) -> 
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert threading.active_count() <= before
+
+
+def test_send_initial_events_ends_with_marked_bookmark(kube_apiserver: LoopbackAPIServer,
+                                                        kube_client: client.ApiClient) -> None:
+    client.CoreV1Api(kube_client).create_namespaced_config_map("default", _cm("a"))
+    conn = http.client.HTTPConnection("127.0.0.1", kube_apiserver.port, timeout=10)
+    conn.request("GET", "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
+                 "&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=0.2")
+    events = [json.loads(line) for line in conn.getresponse().read().splitlines()]
+    assert [e["type"] for e in events][:2] == ["ADDED", "BOOKMARK"]
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    conn.close()

@@ -35,6 +35,7 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128
     allow_reuse_address = True
 
     def __init__(
@@ -258,8 +259,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _watch(self, req: Request, decision: Decision | None) -> None:
         since = req.query.get("resourceVersion") or ""
+        send_initial = req.query.get("sendInitialEvents") in ("true", "1")
         try:
-            since_rv = None if since in ("", "0") else int(since)
+            since_rv = None if since in ("", "0") or send_initial else int(since)
         except ValueError:
             raise ApiError.bad_request(f"invalid resourceVersion {since!r}") from None
         deadline = None
@@ -273,7 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
             close_at = time.monotonic() + decision.watch_close_after
             deadline = close_at if deadline is None else min(deadline, close_at)
         spec = WatchSpec(req.res, req.namespace or None, selectors_of(req.query), since_rv,
-                         req.query.get("allowWatchBookmarks") in ("true", "1"), deadline)
+                         req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
         faults = self.server.faults
         epoch = faults.watch_epoch
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"

@@ -24,6 +24,7 @@ class WatchSpec:
     since: int | None  # None: start now, with ADDED for every current object
     bookmarks: bool
     deadline: float | None  # time.monotonic() at which the watch ends cleanly
+    initial_events_end: bool = False  # sendInitialEvents: mark the end of the initial ADDEDs
 
 
 def _line(kind: str, raw: bytes) -> bytes:
@@ -54,8 +55,11 @@ def _translate(spec: WatchSpec, ev: Event) -> bytes | None:
     return None
 
 
-def _bookmark(res: Resource, rv: int) -> bytes:
-    obj = {"kind": res.kind, "apiVersion": res.group_version, "metadata": {"resourceVersion": str(rv)}}
+def _bookmark(res: Resource, rv: int, initial_end: bool = False) -> bytes:
+    meta: dict[str, object] = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    obj = {"kind": res.kind, "apiVersion": res.group_version, "metadata": meta}
     return _line("BOOKMARK", encode(obj))
 
 
@@ -86,6 +90,8 @@ def stream(
         chunk = b"".join(_line("ADDED", e.raw) for e in batch if spec.pred is None or spec.pred(e.obj))
         if chunk:
             yield chunk
+    if spec.initial_events_end and spec.bookmarks:
+        yield _bookmark(spec.res, pos, initial_end=True)
     next_bookmark = time.monotonic() + bookmark_interval
     next_check = time.monotonic() + poll
     while True:
