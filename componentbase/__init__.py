@@ -6,7 +6,7 @@ which loads only when a component connects to a cluster.
 
 __version__ = "0.1.0"
 
-from componentbase import configz, quantity, version
+from componentbase import configz, metrics, quantity, serving, version
 from componentbase.appconfig import CompletedConfig, Config
 from componentbase.cli.command import Command, RunFunc
 from componentbase.cli.flags import (
@@ -43,6 +43,15 @@ from componentbase.options.featuregate import FeatureGateOptions
 from componentbase.options.leaderelection import LeaderElectionOptions
 from componentbase.plugins import hookimpl, hookspec
 from componentbase.quantity import QuantityError, parse_quantity
+from componentbase.serving import (
+    AuthenticationOptions,
+    AuthorizationOptions,
+    HealthChecker,
+    MetricsOptions,
+    NamedCheck,
+    SecureServingOptions,
+    ServingOptions,
+)
 from componentbase.validation import field
 from componentbase.validation.field import AggregateError, FieldError
 
@@ -56,6 +65,8 @@ __all__ = [
     "STRING",
     "STRINGS",
     "AggregateError",
+    "AuthenticationOptions",
+    "AuthorizationOptions",
     "ClientConfigError",
     "ClientConnectionConfiguration",
     "Command",
@@ -73,14 +84,19 @@ __all__ = [
     "FlagError",
     "FlagSet",
     "FlagType",
+    "HealthChecker",
     "LeaderElectionConfiguration",
     "LeaderElectionOptions",
     "LogsOptions",
+    "MetricsOptions",
+    "NamedCheck",
     "NamedFlagSets",
     "Options",
     "QuantityError",
     "RunFunc",
     "Scheme",
+    "SecureServingOptions",
+    "ServingOptions",
     "Stage",
     "V",
     "configz",
@@ -89,10 +105,12 @@ __all__ = [
     "format_duration",
     "hookimpl",
     "hookspec",
+    "metrics",
     "new_api_client",
     "parse_duration",
     "parse_quantity",
     "quantity",
+    "serving",
     "structure",
     "validate_client_connection_configuration",
     "validate_leader_election_configuration",

@@ -16,6 +16,13 @@ from componentbase.config.types import ClientConnectionConfiguration, LeaderElec
 if TYPE_CHECKING:
     import pluggy
 
+    from componentbase.configz import Registry
+    from componentbase.metrics import Metrics
+    from componentbase.serving.authn import AuthenticationInfo
+    from componentbase.serving.authz import Authorizer
+    from componentbase.serving.healthz import HealthChecker
+    from componentbase.serving.secure import SecureServingInfo
+
 __all__ = ["CompletedConfig", "Config"]
 
 C = TypeVar("C", bound="Config")
@@ -36,6 +43,18 @@ class Config:
     client: Any = None
     #: The component's plugin manager: its own hooks and the plugins given to the command.
     plugins: pluggy.PluginManager | None = None
+    #: HTTPS serving (``SecureServingOptions``); ``None`` serves nothing.
+    secure_serving: SecureServingInfo | None = None
+    #: Delegated authentication and authorization of served requests (``ServingOptions``).
+    authentication: AuthenticationInfo | None = None
+    authorization: Authorizer | None = None
+    #: The component's own metrics registry (``MetricsOptions``); made when serving starts if unset.
+    metrics: Metrics | None = None
+    #: Extra checks for ``/healthz`` and ``/livez`` (and ``/readyz``), and checks for ``/readyz`` only.
+    healthz_checks: list[HealthChecker] = attrs.field(factory=list)
+    readyz_checks: list[HealthChecker] = attrs.field(factory=list)
+    #: What ``/configz`` serves; ``None`` is the process's default registry (the one ``Command`` fills).
+    configz_registry: Registry | None = None
 
     def complete(self: C) -> CompletedConfig[C]:
         """Derive what the config implies (subclasses extend :meth:`_complete`) and seal it."""

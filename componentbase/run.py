@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from componentbase.appconfig import CompletedConfig
+
+if TYPE_CHECKING:
+    from componentbase.leaderelection import HealthzAdaptor
 
 __all__ = ["WorkFunc", "run_component"]
 
@@ -23,22 +26,49 @@ WorkFunc = Callable[[CompletedConfig[Any], threading.Event], "int | None"]
 #: How often the main thread looks up from waiting, so signals are handled promptly.
 _POLL = 0.2
 
+#: How long past its lease's expiry a leader that has not stopped counts as unhealthy (kube-scheduler's 20s).
+_WATCHDOG_TIMEOUT = 20.0
+
 
 def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event) -> int:
-    """Run ``work`` until ``stop``; the exit code is what it returns (``None`` is 0)."""
+    """Run ``work`` until ``stop``; the exit code is what it returns (``None`` is 0).
+
+    With ``secure_serving`` configured, serving starts first and stops last, so health answers while this
+    replica is only a candidate, and during its work.
+    """
     if not isinstance(completed, CompletedConfig):
         raise TypeError("run needs a CompletedConfig: call Config.complete() first")
-    le = completed.config.leader_election
-    if le is not None and le.leader_elect:
-        return _run_leading(completed, work, stop)
-    return _exit_code(work(completed, stop))
+    config = completed.config
+    le = config.leader_election
+    leading = le is not None and le.leader_elect
+    watchdog = None
+    server = None
+    if config.secure_serving is not None:
+        from componentbase.leaderelection import HealthzAdaptor
+        from componentbase.serving.start import start_serving
+
+        watchdog = HealthzAdaptor(_WATCHDOG_TIMEOUT) if leading else None
+        info = config.secure_serving
+        try:
+            server = start_serving(config, stop, [watchdog] if watchdog is not None else [])
+        except OSError as err:
+            log.error("failed to listen on %s:%d: %s", info.bind_address, info.port, err.strerror or err)
+            return 1
+    try:
+        if leading:
+            return _run_leading(completed, work, stop, watchdog)
+        return _exit_code(work(completed, stop))
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def _exit_code(code: int | None) -> int:
     return 0 if code is None else int(code)
 
 
-def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event) -> int:
+def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event,
+                 watchdog: HealthzAdaptor | None = None) -> int:
     from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
 
     config = completed.config
@@ -55,8 +85,10 @@ def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threadin
             elector_stop.set()  # the work ended (by itself or told to): step down
 
     callbacks = LeaderCallbacks(on_started_leading=started_leading, on_stopped_leading=lambda: None)
+    observer = config.metrics.leader_status if config.metrics is not None else None
     le_config = LeaderElectionConfig.from_configuration(config.leader_election, config.client, callbacks,
-                                                        release_on_cancel=True)
+                                                        release_on_cancel=True, watchdog=watchdog,
+                                                        status_observer=observer)
     thread = LeaderElector(le_config).run_in_thread(elector_stop)
     while thread.is_alive() and not stop.wait(_POLL):
         pass

@@ -58,11 +58,17 @@ class _Help:
 
 
 def print_flags(fss: cliflags.NamedFlagSets) -> None:
-    """Log every flag at V(1) as ``FLAG: --name="value"``, sorted as pflag's VisitAll visits them."""
+    """Log every flag at V(1) as ``FLAG: --name="value"``, sorted as pflag's VisitAll visits them.
+
+    A secret flag that is set shows ``"<redacted>"``; an empty one shows as empty, so it is clear it is unset.
+    """
     if not log.isEnabledFor(V(1)):
         return
     for flag in sorted(fss.flags(), key=lambda f: f.name):
-        log.log(V(1), "FLAG: --%s=%s", flag.name, json.dumps(flag.value_text(), ensure_ascii=False))
+        text = flag.value_text()
+        if flag.secret and text not in ("", flag.type.format(flag.type.zero)):
+            text = "<redacted>"
+        log.log(V(1), "FLAG: --%s=%s", flag.name, json.dumps(text, ensure_ascii=False))
 
 
 def _find_logs(options: Options) -> LogsOptions | None:

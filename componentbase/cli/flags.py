@@ -140,6 +140,8 @@ class Flag:
     setter: Callable[[Any], None] | None = None
     #: Text shown as the type in help, when not the type's name (``Level`` for ``-v``).
     type_label: str = ""
+    #: Holds a secret (a token, a password): logged as ``<redacted>``, never as its value.
+    secret: bool = False
     changed: bool = False
     default_text: str = attrs.field(init=False, default="")
 

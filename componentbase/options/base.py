@@ -37,6 +37,7 @@ class FlagSpec:
     deprecated: str = ""
     hidden: bool = False
     type_label: str = ""
+    secret: bool = False
 
 
 def flag(
@@ -51,13 +52,14 @@ def flag(
     deprecated: str = "",
     hidden: bool = False,
     type_label: str = "",
+    secret: bool = False,
 ) -> Any:
     """An attrs field bound to ``--name``; its default is the flag's default.
 
     ``deprecated`` warns on use; with ``hidden`` too the flag leaves help (pflag's MarkDeprecated),
-    without it the flag stays in its section marked ``DEPRECATED``.
+    without it the flag stays in its section marked ``DEPRECATED``. ``secret`` keeps the value out of logs.
     """
-    spec = FlagSpec(name, usage, section, type, shorthand, deprecated, hidden, type_label)
+    spec = FlagSpec(name, usage, section, type, shorthand, deprecated, hidden, type_label, secret)
     converter = Duration if type is cliflags.DURATION else None
     if factory is not None:
         return attrs.field(factory=factory, metadata={_FLAG: spec}, converter=converter)
@@ -107,7 +109,7 @@ class Options:
             fss.flag_set(spec.section).var(
                 spec.name, self, a.name, spec.type or _flag_type(cls, a), spec.usage,
                 shorthand=spec.shorthand, deprecated=spec.deprecated, hidden=spec.hidden,
-                type_label=spec.type_label,
+                type_label=spec.type_label, secret=spec.secret,
             )
         for sub in self.sub_options():
             sub.add_flags(fss)

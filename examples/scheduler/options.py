@@ -67,8 +67,11 @@ class SchedulerOptions(componentbase.ComponentOptions):
     CONFIG_API_VERSION: ClassVar[str] = config.API_VERSION
     CONFIG_KIND: ClassVar[str] = config.KIND
     SECTIONS: ClassVar[tuple[str, ...]] = (
-        "Misc flags", DEPRECATED, "Leader election flags", "Feature gate flags", "Logs flags")
+        "Misc flags", "Secure serving flags", "Authentication flags", "Authorization flags", DEPRECATED,
+        "Leader election flags", "Feature gate flags", "Metrics flags", "Logs flags")
 
+    serving: componentbase.ServingOptions = attrs.field(
+        factory=lambda: componentbase.ServingOptions.for_component(10259, "kube-scheduler"))
     deprecated: DeprecatedOptions = attrs.field(factory=DeprecatedOptions)
     feature_gates: componentbase.FeatureGateOptions = attrs.field(factory=componentbase.FeatureGateOptions)
 

@@ -1,0 +1,54 @@
+"""A small thread-safe cache of decisions, each kept for its own time to live.
+
+Delegated authentication and authorization cache the API server's answers (upstream: 10s), so a scraper
+hitting ``/metrics`` every few seconds costs one review per TTL, not one per request. Bounded: when full,
+expired entries go first, then the oldest.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+__all__ = ["TTLCache"]
+
+V = TypeVar("V")
+
+
+class TTLCache(Generic[V]):
+    def __init__(self, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic) -> None:
+        self._max = max_entries
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Hashable, tuple[float, V]] = OrderedDict()
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return None
+            expires, value = found
+            if expires <= self._clock():
+                del self._items[key]
+                return None
+            return value
+
+    def put(self, key: Hashable, value: V, ttl: float) -> None:
+        if ttl <= 0:
+            return
+        with self._lock:
+            now = self._clock()
+            self._items[key] = (now + ttl, value)
+            self._items.move_to_end(key)
+            if len(self._items) > self._max:
+                for k in [k for k, (expires, _) in self._items.items() if expires <= now]:
+                    del self._items[k]
+                while len(self._items) > self._max:
+                    self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
