@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -73,6 +74,12 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         with self._conns_lock:
             self._conns.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up mid-request are routine here (drop faults, closed pools): stay quiet."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
     def hang_up_all(self) -> None:
         with self._conns_lock:
