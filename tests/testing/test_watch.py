@@ -198,3 +198,14 @@ def test_send_initial_events_ends_with_marked_bookmark(kube_apiserver: LoopbackA
     assert [e["type"] for e in events][:2] == ["ADDED", "BOOKMARK"]
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     conn.close()
+
+
+def test_watch_one_object_by_path(kube_apiserver: LoopbackAPIServer, kube_client: client.ApiClient) -> None:
+    v1 = client.CoreV1Api(kube_client)
+    v1.create_namespaced_config_map("default", _cm("a"))
+    v1.create_namespaced_config_map("default", _cm("b"))
+    conn = http.client.HTTPConnection("127.0.0.1", kube_apiserver.port, timeout=10)
+    conn.request("GET", "/api/v1/watch/namespaces/default/configmaps/b?timeoutSeconds=0.2")
+    events = [json.loads(line) for line in conn.getresponse().read().splitlines()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "b")]
+    conn.close()

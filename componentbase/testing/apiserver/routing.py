@@ -24,8 +24,10 @@ class Route:
     path: str = ""
 
 
-def _verb(method: str, res: Resource, name: str, sub: str, watch: bool) -> str:
+def _verb(method: str, res: Resource, name: str, sub: str, watch: bool, watch_path: bool) -> str:
     if method == "GET":
+        if watch_path and not sub:
+            return "watch"  # the old /watch/.../NAME form watches one object
         return "get" if name else ("watch" if watch else "list")
     if method == "POST" and (not name or sub == "binding"):
         return "create"
@@ -65,9 +67,9 @@ def resolve(method: str, path: str, watch_param: bool) -> Route:
         raise ApiError.path_not_found()
     if not rest:
         return _discovery(method, "/" + "/".join(parts))
-    watch = watch_param
-    if rest[0] == "watch":
-        watch, rest = True, rest[1:]
+    watch_path = rest[0] == "watch"
+    if watch_path:
+        rest = rest[1:]
     namespace = ""
     if rest and rest[0] == "namespaces" and len(rest) >= 3:
         inner = lookup(group, version, rest[2])
@@ -84,7 +86,7 @@ def resolve(method: str, path: str, watch_param: bool) -> Route:
         raise ApiError.path_not_found()
     if res.namespaced and name and not namespace:
         raise ApiError.path_not_found()
-    verb = _verb(method, res, name, sub, watch)
+    verb = _verb(method, res, name, sub, watch_param or watch_path, watch_path)
     if not _allowed(res, verb, sub) or (verb == "create" and res.namespaced and not namespace):
         raise ApiError.method_not_allowed()
     return Route(verb, res, namespace, name, sub, path)

@@ -281,7 +281,11 @@ class _Handler(BaseHTTPRequestHandler):
         if decision is not None and decision.watch_close_after is not None:
             close_at = time.monotonic() + decision.watch_close_after
             deadline = close_at if deadline is None else min(deadline, close_at)
-        spec = WatchSpec(req.res, req.namespace or None, selectors_of(req.query), since_rv,
+        query = req.query
+        if req.name:
+            fields = ",".join(f for f in (query.get("fieldSelector"), f"metadata.name={req.name}") if f)
+            query = dict(query, fieldSelector=fields)
+        spec = WatchSpec(req.res, req.namespace or None, selectors_of(query), since_rv,
                          req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
         faults = self.server.faults
         epoch = faults.watch_epoch
