@@ -1,0 +1,153 @@
+"""``PodInfo``: what the scheduler reads from a pod, computed once from its API JSON.
+
+Requests follow kube's ``resourcehelper.PodRequests``: the sum of the containers (restartable "sidecar"
+init containers included), or the largest init container if that is more, plus the pod overhead.
+The non-zero requests used for scoring count 100m CPU / 200Mi memory for a container that names none,
+as ``GetNonzeroRequests`` does, so empty pods still spread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import componentbase
+
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "PodInfo",
+    "Resources",
+    "is_scalar_resource_name",
+    "pod_key",
+    "resource_amount",
+]
+
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
+
+#: name -> amount in canonical units (milli-CPU, bytes, counts).
+Resources = dict[str, int]
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Extended resources (``example.com/gpu``), hugepages and attachable volumes: kube's scalar resources."""
+    if name.startswith(("hugepages-", "attachable-volumes-")):
+        return True
+    native = "/" not in name or "kubernetes.io/" in name
+    return not native and not name.startswith("requests.")
+
+
+def resource_amount(name: str, quantity: str | int | float) -> int:
+    """A quantity in the scheduler's unit for ``name``: milli-CPU for cpu, whole units for the rest."""
+    if name == CPU:
+        return componentbase.quantity.milli_value(quantity)
+    return componentbase.quantity.value(quantity)
+
+
+def _resources(requests: Mapping[str, Any] | None) -> Resources:
+    if not requests:
+        return {}
+    return {name: resource_amount(name, q) for name, q in requests.items()}
+
+
+def _add(into: Resources, more: Mapping[str, int]) -> None:
+    for name, amount in more.items():
+        into[name] = into.get(name, 0) + amount
+
+
+def _max(into: Resources, other: Mapping[str, int]) -> None:
+    for name, amount in other.items():
+        if amount > into.get(name, 0):
+            into[name] = amount
+
+
+def _with_defaults(reqs: Resources) -> Resources:
+    if CPU in reqs and MEMORY in reqs:
+        return reqs
+    filled = dict(reqs)
+    filled.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+    filled.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
+    return filled
+
+
+def pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Resources:
+    """A pod's effective requests, as kube counts them (see the module docstring)."""
+    total: Resources = {}
+    for c in spec.get("containers") or ():
+        reqs = _resources((c.get("resources") or {}).get("requests"))
+        _add(total, _with_defaults(reqs) if non_zero else reqs)
+    sidecars: Resources = {}
+    init_max: Resources = {}
+    for c in spec.get("initContainers") or ():
+        reqs = _resources((c.get("resources") or {}).get("requests"))
+        if non_zero:
+            reqs = _with_defaults(reqs)
+        if c.get("restartPolicy") == "Always":
+            _add(total, reqs)
+            _add(sidecars, reqs)
+            _max(init_max, sidecars)
+        else:
+            running = dict(reqs)
+            _add(running, sidecars)
+            _max(init_max, running)
+    _max(total, init_max)
+    _add(total, _resources(spec.get("overhead")))
+    return total
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """The cache key of a pod: its UID, or ``namespace/name`` for manifests that have none."""
+    meta = pod.get("metadata") or {}
+    uid = meta.get("uid")
+    if uid:
+        return str(uid)
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
+def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    """``(hostIP, protocol, hostPort)`` of every container port bound on the host, defaults filled in."""
+    found: list[tuple[str, str, int]] = []
+    containers = list(spec.get("containers") or ())
+    containers += [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+    for c in containers:
+        for p in c.get("ports") or ():
+            port = int(p.get("hostPort") or 0)
+            if port > 0:
+                found.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", port))
+    return tuple(found)
+
+
+class PodInfo:
+    """A pod and the numbers every plugin needs from it; built once, shared by every cycle and node."""
+
+    __slots__ = ("cpu", "ephemeral_storage", "host_ports", "key", "memory", "name", "namespace", "node_name",
+                 "nz_cpu", "nz_memory", "pod", "priority", "requests", "scalar", "scheduler_name", "spec",
+                 "tolerations")
+
+    def __init__(self, pod: Mapping[str, Any]) -> None:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        self.pod = pod
+        self.spec = spec
+        self.key = pod_key(pod)
+        self.name: str = meta.get("name", "")
+        self.namespace: str = meta.get("namespace") or "default"
+        self.node_name: str = spec.get("nodeName") or ""
+        self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
+        self.priority: int = int(spec.get("priority") or 0)
+        self.requests = pod_requests(spec)
+        self.cpu = self.requests.get(CPU, 0)
+        self.memory = self.requests.get(MEMORY, 0)
+        self.ephemeral_storage = self.requests.get(EPHEMERAL_STORAGE, 0)
+        self.scalar = {k: v for k, v in self.requests.items() if is_scalar_resource_name(k)}
+        non_zero = pod_requests(spec, non_zero=True)
+        self.nz_cpu = non_zero.get(CPU, 0)
+        self.nz_memory = non_zero.get(MEMORY, 0)
+        self.host_ports = _host_ports(spec)
+        self.tolerations: tuple[Mapping[str, Any], ...] = tuple(spec.get("tolerations") or ())
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.namespace}/{self.name})"
