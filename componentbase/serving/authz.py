@@ -83,7 +83,7 @@ class Authorizer:
         except Exception as err:
             raise DelegationError(f"SubjectAccessReview failed: {describe_error(err)}") from None
         if status.get("evaluationError") and not status.get("allowed"):
-            log.warning("SubjectAccessReview for %q: %s", path, status["evaluationError"])
+            log.warning("SubjectAccessReview for %s: %s", path, status["evaluationError"])
         return Decision(bool(status.get("allowed")) and not status.get("denied"), str(status.get("reason") or ""))
 
 

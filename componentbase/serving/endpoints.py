@@ -100,7 +100,7 @@ class Endpoints:
         try:
             decision = authz.authorize(user, "get", req.path)
         except DelegationError as err:
-            log.warning("Unable to authorize %q for %q: %s", req.path, user.name, err)
+            log.warning("Unable to authorize %s for %s: %s", req.path, user.name, err)
             return _forbidden(user, req.path, "authorization check failed")
         return None if decision.allowed else _forbidden(user, req.path, decision.reason)
 

@@ -1,0 +1,124 @@
+"""Fixtures for serving tests: a loopback API server that knows some users, and HTTPS helpers.
+
+Users (kube-apiserver's --token-auth-file format): ``admin`` is in ``system:masters``; ``alice`` may
+``get`` ``/metrics``, ``/configz`` and ``/version`` by policy; ``bob`` may do nothing. The API server's
+kubeconfig carries the admin token: it is what the component uses to create TokenReviews and SARs.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from componentbase.testing import LoopbackAPIServer
+
+ADMIN = "admin-token-0123456789"
+ALICE = "alice-token-0123456789"
+BOB = "bob-token-0123456789"
+
+TOKENS_CSV = f"""{ADMIN},admin,uid-admin,"system:masters"
+{ALICE},alice,uid-alice,"team-a"
+{BOB},bob,uid-bob
+"""
+
+POLICY = [{"user": "alice", "verbs": ["get"], "paths": ["/metrics", "/configz", "/version"]}]
+
+
+@pytest.fixture
+def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text(TOKENS_CSV)
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps(POLICY))
+    with LoopbackAPIServer(token_auth_file=tokens, authorization_policy_file=policy) as server:
+        yield server
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the kernel's pick)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tls_context(cafile: str | Path | None) -> ssl.SSLContext:
+    """A client context verifying the server against ``cafile`` (or not verifying, when None)."""
+    if cafile is None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        return ctx
+    return ssl.create_default_context(cafile=str(cafile))
+
+
+class Client:
+    """One keep-alive HTTPS connection to 127.0.0.1:port."""
+
+    def __init__(self, port: int, ctx: ssl.SSLContext, timeout: float = 10.0) -> None:
+        self.conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=timeout)
+
+    def get(self, path: str, token: str | None = None) -> tuple[int, str, dict[str, str]]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.conn.request("GET", path, headers=headers)
+        resp = self.conn.getresponse()
+        body = resp.read().decode()
+        return resp.status, body, {k.lower(): v for k, v in resp.getheaders()}
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def get(port: int, path: str, token: str | None = None, cafile: str | Path | None = None) -> tuple[int, str]:
+    client = Client(port, tls_context(cafile))
+    try:
+        status, body, _ = client.get(path, token)
+        return status, body
+    finally:
+        client.close()
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last_err: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except (OSError, http.client.HTTPException) as err:
+            last_err = err
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s (last error: {last_err!r})")
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+class Background:
+    """Run ``fn`` in a daemon thread and keep its result."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.result: list[Any] = []
+        self.thread = threading.Thread(target=lambda: self.result.append(fn()), daemon=True)
+        self.thread.start()
+
+    def join(self, timeout: float = 15.0) -> Any:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "still running"
+        return self.result[0]
