@@ -201,3 +201,12 @@ def test_lease_micro_time_formats(kube_apiserver: LoopbackAPIServer, kube_client
 def test_session_fixture_is_shared(kube_apiserver_session: LoopbackAPIServer) -> None:
     with kube_apiserver_session.api_client() as api:
         assert client.CoreV1Api(api).read_namespace("default").status.phase == "Active"
+
+
+def test_request_counts_by_verb_and_resource(kube_apiserver: LoopbackAPIServer, kube_client: Any) -> None:
+    core = client.CoreV1Api(kube_client)
+    core.list_namespace()
+    core.list_namespaced_pod("default")
+    core.list_namespaced_pod("kube-system")
+    counts = kube_apiserver.request_counts()
+    assert counts[("list", "pods")] == 2 and counts[("list", "namespaces")] == 1

@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -137,6 +138,13 @@ class LoopbackAPIServer:
     def token(self) -> str | None:
         """The bearer token the kubeconfig carries: the first one configured, if any."""
         return next(iter(self.tokens), None) if self.tokens else None
+
+    def request_counts(self) -> Counter[tuple[str, str]]:
+        """Requests served so far, by ``(verb, resource)``: ``counts[("update", "leases")]``.
+
+        Subresources count under their resource's plural; discovery under its path.
+        """
+        return self._running().request_counts()
 
     def api_client(self) -> Any:
         """A ``kubernetes.client.ApiClient`` configured from this server's kubeconfig."""

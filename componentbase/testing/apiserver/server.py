@@ -8,6 +8,7 @@ import socket
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,7 +60,17 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         self.bookmark_interval = bookmark_interval
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
+        self._requests: Counter[tuple[str, str]] = Counter()
         faults.on_watch_close(self._wake_watches)
+
+    def count(self, verb: str, resource: str) -> None:
+        with self._conns_lock:
+            self._requests[(verb, resource)] += 1
+
+    def request_counts(self) -> Counter[tuple[str, str]]:
+        """Requests served so far by (verb, resource), so tests can assert how many calls a client made."""
+        with self._conns_lock:
+            return Counter(self._requests)
 
     def _wake_watches(self) -> None:
         with self.store.cond:
@@ -166,6 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             user = self._authenticate()
             route = resolve(method, path, query.get("watch") in ("true", "1"))
+            self.server.count(route.verb, route.res.plural if route.res else path)
             decision = self.server.faults.decide(route.verb, route.res.plural if route.res else "", path)
             if decision is not None and not self._apply_faults(decision):
                 return
