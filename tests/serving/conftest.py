@@ -102,23 +102,36 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: fl
 
 
 def port_is_free(port: int) -> bool:
+    """Could a restarted component listen here? (SO_REUSEADDR, as ours: closed connections may linger.)"""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
+            s.listen()
         except OSError:
             return False
         return True
 
 
 class Background:
-    """Run ``fn`` in a daemon thread and keep its result."""
+    """Run ``fn`` in a daemon thread; ``join`` returns its result or raises what it raised."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.result: list[Any] = []
-        self.thread = threading.Thread(target=lambda: self.result.append(fn()), daemon=True)
+        self.error: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                self.result.append(fn())
+            except BaseException as err:
+                self.error.append(err)
+
+        self.thread = threading.Thread(target=target, daemon=True)
         self.thread.start()
 
     def join(self, timeout: float = 15.0) -> Any:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "still running"
+        if self.error:
+            raise self.error[0]
         return self.result[0]
