@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import sys
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import componentbase
+from examples.scheduler.framework import ENTRY_POINT_GROUP, SchedulerHooks
 from examples.scheduler.options import SchedulerOptions
+from examples.scheduler.plugins import DEFAULT_PLUGINS
+from examples.scheduler.profiles import ProfileValidator
 
 log = logging.getLogger("examples.scheduler")
 
@@ -16,13 +22,25 @@ determines which Nodes are valid placements for each Pod in the scheduling queue
 and available resources. The scheduler then ranks each valid Node and binds the Pod to a suitable Node."""
 
 
-def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
+def run(options: SchedulerOptions, completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
+    if options.simulation.dry_run:
+        from examples.scheduler.simulate import dry_run
+
+        cfg = completed.config
+        assert cfg.plugins is not None
+        return dry_run(options.simulation.dry_run, cfg.component_config, cfg.plugins, sys.stdout, sys.stderr)
     log.error("The scheduling loop is not built yet; this example cannot schedule pods.")
     return 1
 
 
-def new_command() -> componentbase.Command:
-    return componentbase.Command("kube-scheduler", SchedulerOptions(), run, long=LONG)
+def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:
+    """The scheduler's command; ``plugins`` are scheduler plugins a program adds to the default ones."""
+    options = SchedulerOptions()
+    command = componentbase.Command("kube-scheduler", options, functools.partial(run, options), long=LONG,
+                                    plugins=[*DEFAULT_PLUGINS, *plugins], hookspecs=[SchedulerHooks],
+                                    entry_point_group=ENTRY_POINT_GROUP)
+    command.plugins.register(ProfileValidator(command.plugins))
+    return command
 
 
 if __name__ == "__main__":

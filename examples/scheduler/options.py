@@ -8,6 +8,7 @@ import attrs
 
 import componentbase
 from examples.scheduler import config
+from examples.scheduler.simulation_options import SimulationOptions
 
 DEPRECATED = "Deprecated flags"
 IGNORED_WITH_CONFIG = "This parameter is ignored if a config file is specified in --config."
@@ -74,6 +75,15 @@ class SchedulerOptions(componentbase.ComponentOptions):
         factory=lambda: componentbase.ServingOptions.for_component(10259, "kube-scheduler"))
     deprecated: DeprecatedOptions = attrs.field(factory=DeprecatedOptions)
     feature_gates: componentbase.FeatureGateOptions = attrs.field(factory=componentbase.FeatureGateOptions)
+    simulation: SimulationOptions = attrs.field(factory=SimulationOptions)
 
     def validate_component_config(self, cfg: Any) -> list[Exception]:
         return list(config.validate(cfg))
+
+    def config(self) -> componentbase.Config:
+        """A ``--dry-run`` needs no client, lease or server: only the component config."""
+        if not self.simulation.dry_run:
+            return super().config()
+        cfg = self.new_config()
+        cfg.component_config = self.component_config
+        return cfg

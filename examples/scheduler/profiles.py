@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+import pluggy
 
+import componentbase
 from componentbase import field
 from examples.scheduler import config
-from examples.scheduler.framework import EXTENSION_POINTS, Handle, Registry, build_framework
+from examples.scheduler.framework import EXTENSION_POINTS, Handle, Registry, RegistryError, build_framework
 
-__all__ = ["DEFAULT_MULTI_POINT", "ResolvedProfile", "build_frameworks", "resolve", "validate"]
+__all__ = ["DEFAULT_MULTI_POINT", "ProfileValidator", "ResolvedProfile", "build_frameworks", "resolve", "validate"]
 
 #: kube-scheduler's default multiPoint set, restricted to the plugins this scheduler has, with its weights.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
@@ -187,3 +189,22 @@ def build_frameworks(cfg: config.KubeSchedulerConfiguration, registry: Registry,
             resolved.percentage_of_nodes_to_score)
     return frameworks
 
+
+
+class ProfileValidator:
+    """Validates the profiles' plugins at the command's validation step (``componentbase_validate``),
+    against the plugins registered with the command: the defaults, the program's and the entry points'."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+
+    @componentbase.hookimpl
+    def componentbase_validate(self, options: Any) -> list[Exception]:
+        cfg = getattr(options, "component_config", None)
+        if not isinstance(cfg, config.KubeSchedulerConfiguration):
+            return []
+        try:
+            registry = Registry.from_plugin_manager(self.pm)
+        except RegistryError as e:
+            return [e]
+        return validate(cfg, registry)

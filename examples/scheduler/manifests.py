@@ -1,0 +1,166 @@
+"""Reading Nodes and Pods from manifests (a YAML file of documents, Lists of them, or a directory of files).
+
+Pods get the API server's defaulting that matters to scheduling: a container's requests default to its
+limits. Every problem names its file and document (``pods.yaml: document 3 (Pod default/web): ...``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+
+import componentbase
+
+__all__ = ["Manifests", "load"]
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+_LISTS = {"List": None, "NodeList": "Node", "PodList": "Pod"}
+
+
+@attrs.define
+class Manifests:
+    nodes: list[dict[str, Any]] = attrs.field(factory=list)
+    pods: list[dict[str, Any]] = attrs.field(factory=list)
+    errors: list[str] = attrs.field(factory=list)
+    warnings: list[str] = attrs.field(factory=list)
+
+
+def _files(path: str) -> list[str]:
+    if not os.path.isdir(path):
+        return [path]
+    found = []
+    for root, dirs, names in os.walk(path):
+        dirs.sort()
+        found += [os.path.join(root, n) for n in sorted(names) if n.endswith(_SUFFIXES)]
+    return found
+
+
+def _documents(path: str, into: Manifests) -> Iterator[tuple[int, Any]]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        into.errors.append(f"{path}: {getattr(e, 'strerror', None) or e}")
+        return
+    try:
+        yield from enumerate(YAML(typ="safe", pure=True).load_all(text), start=1)
+    except YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        into.errors.append(f"{where}: invalid YAML: {problem}")
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    name = meta.get("name", "")
+    if obj.get("kind") == "Pod":
+        name = f"{meta.get('namespace') or 'default'}/{name}"
+    return f"{obj.get('kind')} {name}".rstrip()
+
+
+def _quantity_problems(obj: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for where, quantities in _quantity_fields(obj):
+        if not isinstance(quantities, Mapping):
+            problems.append(f"{where}: must be a map of resource names to quantities")
+            continue
+        for name, q in quantities.items():
+            try:
+                componentbase.parse_quantity(q)
+            except componentbase.QuantityError as e:
+                problems.append(f"{where}.{name}: {e}")
+    return problems
+
+
+def _quantity_fields(obj: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    if obj.get("kind") == "Node":
+        status = obj.get("status") or {}
+        for key in ("allocatable", "capacity"):
+            if status.get(key) is not None:
+                yield f"status.{key}", status[key]
+        return
+    spec = obj.get("spec") or {}
+    if spec.get("overhead") is not None:
+        yield "spec.overhead", spec["overhead"]
+    for group in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(group) or ()):
+            for key in ("requests", "limits"):
+                value = ((c or {}).get("resources") or {}).get(key)
+                if value is not None:
+                    yield f"spec.{group}[{i}].resources.{key}", value
+
+
+def _default_requests(pod: dict[str, Any]) -> None:
+    """The API server's defaulting: a resource with a limit and no request requests its limit."""
+    spec = pod.get("spec") or {}
+    for group in ("initContainers", "containers"):
+        for c in spec.get(group) or ():
+            resources = c.get("resources") or {}
+            limits = resources.get("limits") or {}
+            if limits:
+                requests = dict(resources.get("requests") or {})
+                for name, q in limits.items():
+                    requests.setdefault(name, q)
+                c["resources"] = {**resources, "requests": requests}
+
+
+def _add(obj: Any, where: str, into: Manifests, seen: set[tuple[str, str]]) -> None:
+    if not isinstance(obj, Mapping) or not obj.get("kind"):
+        into.errors.append(f"{where}: not a Kubernetes object (a mapping with apiVersion and kind)")
+        return
+    kind = obj["kind"]
+    if kind not in ("Node", "Pod"):
+        into.warnings.append(f"{where}: kind {kind} is not simulated; skipped")
+        return
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or not meta.get("name"):
+        into.errors.append(f"{where}: {kind} has no metadata.name")
+        return
+    desc = _describe(obj)
+    problems = _quantity_problems(obj)
+    if not isinstance(obj.get("spec") or {}, Mapping):
+        problems.append("spec: must be a mapping")
+    into.errors += [f"{where} ({desc}): {p}" for p in problems]
+    if problems:
+        return
+    if (kind, desc) in seen:
+        into.errors.append(f"{where}: duplicate {desc}")
+        return
+    seen.add((kind, desc))
+    copy = dict(obj)
+    if kind == "Pod":
+        _default_requests(copy)
+        into.pods.append(copy)
+    else:
+        into.nodes.append(copy)
+
+
+def load(path: str) -> Manifests:
+    """Every Node and Pod under ``path``, in file and document order, with every problem found."""
+    found = Manifests()
+    seen: set[tuple[str, str]] = set()
+    for name in _files(path):
+        for i, doc in _documents(name, found):
+            if doc is None:
+                continue
+            where = f"{name}: document {i}"
+            kind = doc.get("kind") if isinstance(doc, Mapping) else None
+            if kind in _LISTS:
+                items = doc.get("items") or []
+                if not isinstance(items, list):
+                    found.errors.append(f"{where}: items: must be a list")
+                    continue
+                for j, item in enumerate(items):
+                    if isinstance(item, Mapping) and not item.get("kind") and _LISTS[kind]:
+                        item = {**item, "kind": _LISTS[kind]}
+                    _add(item, f"{where} items[{j}]", found, seen)
+            else:
+                _add(doc, where, found, seen)
+    return found
