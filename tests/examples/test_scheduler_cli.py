@@ -40,7 +40,7 @@ def test_help_sections_in_kube_scheduler_order() -> None:
     sections = [line for line in out.splitlines() if line.endswith(" flags:")]
     assert sections == ["Misc flags:", "Secure serving flags:", "Authentication flags:", "Authorization flags:",
                         "Deprecated flags:", "Leader election flags:", "Feature gate flags:", "Metrics flags:",
-                        "Logs flags:", "Global flags:"]
+                        "Logs flags:", "Simulation flags:", "Global flags:"]
     assert "--leader-elect-lease-duration duration" in out and "(default 15s)" in out
     assert '--leader-elect-resource-name string        The name of resource object' in out
 
