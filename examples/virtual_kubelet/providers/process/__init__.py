@@ -1,0 +1,1 @@
+"""``--provider=process``: each container's command runs as a local child process."""
