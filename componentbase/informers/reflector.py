@@ -123,7 +123,7 @@ class Reflector:
         started = time.monotonic()
         try:
             stream = self.lw.watch(resource_version=self.resource_version, timeout_seconds=timeout,
-                                   read_timeout=timeout + min(30.0, max(5.0, timeout * 0.1)))
+                                   read_timeout=timeout + min(30.0, max(1.0, timeout * 0.1)))
         except Exception as err:
             if getattr(err, "status", None) == 410:
                 self._gone(f"watch {self._what}: {describe(err).summary}")
