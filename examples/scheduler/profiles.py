@@ -137,20 +137,20 @@ def _check_names(plugins: Sequence[config.Plugin], point: str, custom: config.Pl
 
 def _decode_args(profile: config.KubeSchedulerProfile, registry: Registry, path: field.Path,
                  errs: list[Exception]) -> dict[str, Any]:
+    """Each plugin's args: from its ``pluginConfig`` entry (problems in the order written), else defaulted."""
     decoded: dict[str, Any] = {}
-    given = {pc.name: (i, pc.args) for i, pc in enumerate(profile.plugin_config)}
+    for i, pc in enumerate(profile.plugin_config):
+        if pc.name not in registry:
+            errs.append(field.invalid(path.child("pluginConfig").index(i).child("name"), pc.name,
+                                      f'plugin "{pc.name}" does not exist'))
+        elif pc.name not in decoded:
+            apath = path.child("pluginConfig").index(i).child("args")
+            decoded[pc.name], problems = registry[pc.name].decode_args(pc.args or {}, apath)
+            errs += problems
     for name, entry in registry.entries.items():
-        i, raw = given.get(name, (-1, {}))
-        if entry.args_type is None and i < 0:
-            continue
-        apath = path.child("pluginConfig").index(i).child("args") if i >= 0 else path.child("pluginConfig")
-        value, problems = entry.decode_args(raw or {}, apath)
-        decoded[name] = value
-        errs += problems
-    for name, (i, _) in sorted(given.items(), key=lambda item: item[1][0]):
-        if name not in registry:
-            errs.append(field.invalid(path.child("pluginConfig").index(i).child("name"), name,
-                                      f'plugin "{name}" does not exist'))
+        if name not in decoded and entry.args_type is not None:
+            decoded[name], problems = entry.decode_args({}, path.child("pluginConfig"))
+            errs += problems
     return decoded
 
 
