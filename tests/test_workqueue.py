@@ -1,0 +1,271 @@
+"""The work queue: de-duplication, one worker per item, delays, per-item backoff, shutdown, workers."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from componentbase.workqueue import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    RateLimitingQueue,
+    ShutDown,
+    WorkQueue,
+    default_controller_rate_limiter,
+    run_workers,
+)
+
+
+@pytest.fixture
+def stop() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def test_fifo_and_deduplication() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    for item in ("a", "b", "a", "c", "b"):
+        q.add(item)
+    assert len(q) == 3
+    assert [q.get(), q.get(), q.get()] == ["a", "b", "c"]
+    assert len(q) == 0
+
+
+def test_an_item_added_while_processing_comes_back_after_done() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("a")
+    assert q.get() == "a"
+    q.add("a")
+    q.add("a")
+    assert len(q) == 0  # not handed to a second worker while the first holds it
+    with pytest.raises(TimeoutError):
+        q.get(timeout=0.05)
+    q.done("a")
+    assert len(q) == 1
+    assert q.get() == "a"
+    q.done("a")
+    assert len(q) == 0
+
+
+def test_get_blocks_until_an_add() -> None:
+    q: WorkQueue[int] = WorkQueue()
+    threading.Timer(0.05, q.add, args=(7,)).start()
+    started = time.monotonic()
+    assert q.get(timeout=2) == 7
+    assert time.monotonic() - started >= 0.04
+
+
+def test_shut_down_hands_out_what_is_queued_then_raises() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("a")
+    q.shut_down()
+    q.add("b")  # refused
+    assert q.get() == "a"
+    with pytest.raises(ShutDown):
+        q.get()
+
+
+def test_shut_down_wakes_blocked_getters() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    errors: list[BaseException] = []
+
+    def getter() -> None:
+        try:
+            q.get()
+        except ShutDown as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=getter) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.05)
+    q.shut_down()
+    for t in threads:
+        t.join(2)
+    assert len(errors) == 3
+
+
+def test_shut_down_with_drain_waits_for_items_in_flight() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("a")
+    q.add("b")
+    item = q.get()
+    finished: list[str] = []
+
+    def finish() -> None:
+        time.sleep(0.1)
+        finished.append(item)
+        q.done(item)
+        other = q.get()
+        finished.append(other)
+        q.done(other)
+
+    threading.Thread(target=finish).start()
+    assert q.shut_down_with_drain(timeout=2)
+    assert finished == ["a", "b"]
+
+
+def test_shut_down_with_drain_times_out() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("a")
+    q.get()
+    assert not q.shut_down_with_drain(timeout=0.05)
+
+
+def test_add_after_delays_and_the_earliest_time_wins() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    start = time.monotonic()
+    q.add_after("late", 0.3)
+    q.add_after("soon", 0.1)
+    q.add_after("late", 0.15)  # earlier than pending: moves it up
+    q.add_after("soon", 0.5)  # later than pending: ignored
+    assert len(q) == 0
+    assert q.get(timeout=2) == "soon"
+    first = time.monotonic() - start
+    assert q.get(timeout=2) == "late"
+    second = time.monotonic() - start
+    assert 0.09 <= first < 0.14 + 0.1
+    assert 0.14 <= second < 0.3
+
+
+def test_delayed_items_are_dropped_at_shut_down() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add_after("x", 0.05)
+    q.shut_down()
+    time.sleep(0.1)
+    with pytest.raises(ShutDown):
+        q.get()
+
+
+def test_item_exponential_backoff() -> None:
+    limiter = ItemExponentialFailureRateLimiter(base_delay=0.01, max_delay=0.1)
+    assert [limiter.when("a") for _ in range(6)] == [0.01, 0.02, 0.04, 0.08, 0.1, 0.1]
+    assert limiter.when("b") == 0.01  # per item
+    assert limiter.num_requeues("a") == 6
+    limiter.forget("a")
+    assert limiter.num_requeues("a") == 0
+    assert limiter.when("a") == 0.01
+    huge = ItemExponentialFailureRateLimiter(0.005, 1000.0)
+    assert max(huge.when("x") for _ in range(100)) == 1000.0
+
+
+def test_bucket_limiter_allows_a_burst_then_spaces_tries() -> None:
+    limiter = BucketRateLimiter(qps=10, burst=3)
+    delays = [limiter.when(i) for i in range(5)]
+    assert delays[:3] == [0.0, 0.0, 0.0]
+    assert delays[3] == pytest.approx(0.1, abs=0.02)
+    assert delays[4] == pytest.approx(0.2, abs=0.02)
+
+
+def test_default_controller_limiter_is_the_max_of_both() -> None:
+    limiter = default_controller_rate_limiter()
+    assert isinstance(limiter, MaxOfRateLimiter)
+    assert limiter.when("a") == 0.005
+    assert limiter.when("a") == 0.01
+    assert limiter.num_requeues("a") == 2
+    limiter.forget("a")
+    assert limiter.num_requeues("a") == 0
+
+
+def test_add_rate_limited_waits_the_backoff() -> None:
+    q: RateLimitingQueue[str] = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.05, 1.0))
+    timings = []
+    for _ in range(3):
+        start = time.monotonic()
+        q.add_rate_limited("a")
+        assert q.get(timeout=2) == "a"
+        q.done("a")
+        timings.append(time.monotonic() - start)
+    assert q.num_requeues("a") == 3
+    for got, want in zip(timings, (0.05, 0.1, 0.2), strict=True):
+        assert want - 0.005 <= got <= want + 0.08, timings
+    q.forget("a")
+    assert q.num_requeues("a") == 0
+
+
+def test_workers_never_process_one_item_twice_at_once(stop: threading.Event) -> None:
+    q: WorkQueue[int] = WorkQueue("test")
+    lock = threading.Lock()
+    active: set[int] = set()
+    overlaps: list[int] = []
+    processed: list[int] = []
+
+    def process(item: int) -> None:
+        with lock:
+            if item in active:
+                overlaps.append(item)
+            active.add(item)
+        time.sleep(0.001)
+        with lock:
+            active.discard(item)
+            processed.append(item)
+
+    workers = run_workers(q, 4, process, stop)
+    adders = [threading.Thread(target=lambda: [q.add(i % 5) for i in range(300)]) for _ in range(3)]
+    for t in adders:
+        t.start()
+    for t in adders:
+        t.join()
+    deadline = time.monotonic() + 5
+    while (len(q) or any(i in active for i in range(5))) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    assert workers.join(2)
+    assert overlaps == []
+    assert set(processed) == {0, 1, 2, 3, 4}
+    assert len(processed) < 900  # duplicates folded while queued
+
+
+def test_workers_retry_failures_with_backoff_then_forget(stop: threading.Event) -> None:
+    q: RateLimitingQueue[str] = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.02, 1.0))
+    attempts: list[float] = []
+
+    def flaky(item: str) -> None:
+        attempts.append(time.monotonic())
+        if len(attempts) < 4:
+            raise RuntimeError("not yet")
+
+    workers = run_workers(q, 2, flaky, stop)
+    q.add("x")
+    deadline = time.monotonic() + 3
+    while len(attempts) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    assert len(attempts) == 4
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    assert gaps[0] >= 0.018 and gaps[1] >= 0.038 and gaps[2] >= 0.078, gaps
+    assert q.num_requeues("x") == 0  # the success forgot the failures
+    stop.set()
+    assert workers.join(2)
+
+
+def test_workers_give_up_after_max_retries(stop: threading.Event, caplog: pytest.LogCaptureFixture) -> None:
+    q: RateLimitingQueue[str] = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.001, 0.01))
+    attempts: list[str] = []
+
+    def always_fails(item: str) -> None:
+        attempts.append(item)
+        raise ValueError("broken")
+
+    run_workers(q, 1, always_fails, stop, max_retries=3)
+    q.add("y")
+    deadline = time.monotonic() + 3
+    while not any("dropping" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert attempts == ["y"] * 4
+    assert any("dropping 'y' after 3 retries: ValueError: broken" in r.getMessage() for r in caplog.records)
+    assert all(r.exc_info is None for r in caplog.records)
+
+
+def test_stop_ends_idle_workers(stop: threading.Event) -> None:
+    q: WorkQueue[str] = WorkQueue()
+    workers = run_workers(q, 3, lambda item: None, stop)
+    stop.set()
+    assert workers.join(2)
+    assert q.shutting_down()
