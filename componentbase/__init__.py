@@ -25,7 +25,7 @@ from componentbase.cli.flags import (
 )
 from componentbase.client import ClientConfigError, new_api_client
 from componentbase.config.naming import JSON_NAME
-from componentbase.config.scheme import DecodeError, Scheme, structure
+from componentbase.config.scheme import DecodeError, Scheme, decode_file_as, structure
 from componentbase.config.types import (
     ClientConnectionConfiguration,
     DebuggingConfiguration,
@@ -100,6 +100,7 @@ __all__ = [
     "Stage",
     "V",
     "configz",
+    "decode_file_as",
     "field",
     "flag",
     "format_duration",
