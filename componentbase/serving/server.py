@@ -12,7 +12,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -53,6 +53,11 @@ class Response:
     body: bytes
     content_type: str = "text/plain; charset=utf-8"
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    #: Sent instead of ``body``, chunk by chunk as it comes (chunked encoding): logs that follow.
+    stream: Iterable[bytes] | None = None
+    #: Called with the connection's reader and socket once the head is sent (a protocol upgrade such as
+    #: WebSocket); it owns the connection until it returns, then the connection is closed.
+    takeover: Callable[[Any, ssl.SSLSocket], None] | None = None
 
 
 App = Callable[[Request], Response]
@@ -154,13 +159,42 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, r: Response) -> None:
         """Headers and body in one write: one TLS record, no Nagle or delayed-ACK stall."""
+        if r.takeover is not None:
+            self._take_over(r)
+            return
+        length = "Transfer-Encoding: chunked" if r.stream is not None else f"Content-Length: {len(r.body)}"
         head = [f"HTTP/1.1 {r.status} {_PHRASES.get(r.status, '')}", f"Content-Type: {r.content_type}",
-                f"Content-Length: {len(r.body)}", "Cache-Control: no-cache, private",
-                "X-Content-Type-Options: nosniff"]
+                length, "Cache-Control: no-cache, private", "X-Content-Type-Options: nosniff"]
         head.extend(f"{key}: {value}" for key, value in r.headers.items())
         if self.close_connection:
             head.append("Connection: close")
-        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + r.body)
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        if r.stream is None:
+            self.wfile.write(head_bytes + r.body)
+            return
+        self.wfile.write(head_bytes)
+        try:
+            for chunk in r.stream:
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except Exception as err:  # the client went away, or the source failed: end the connection
+            log.debug("serving: stream of %s ended: %s", self.path, err)
+            self.close_connection = True
+        finally:
+            close = getattr(r.stream, "close", None)
+            if close is not None:
+                close()
+
+    def _take_over(self, r: Response) -> None:
+        head = [f"HTTP/1.1 {r.status} {_PHRASES.get(r.status, '')}"]
+        head.extend(f"{key}: {value}" for key, value in r.headers.items())
+        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        self.wfile.flush()
+        self.close_connection = True
+        assert r.takeover is not None
+        r.takeover(self.rfile, self.connection)
 
 
 class SecureServer:
