@@ -23,7 +23,7 @@ class DelegationError(Exception):
     """The API server could not be asked; the request is refused (fail closed)."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of the authorization cache, looked up on every request
 class UserInfo:
     """Who a request comes from, as a TokenReview or a client certificate says."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Sequence
 
 import attrs
@@ -66,7 +67,10 @@ class Endpoints:
     configz: configz.Registry = attrs.field(factory=configz.default_registry)
     metrics: Metrics | None = None
     version: version.Info = attrs.field(factory=version.get)
+    #: How long a rendered ``/configz`` is reused: rendering a real config costs more than serving it.
+    configz_max_age: float = 1.0
     _version_body: bytes = attrs.field(init=False, default=b"")
+    _configz_body: tuple[float, bytes] = attrs.field(init=False, default=(0.0, b""))
 
     def __attrs_post_init__(self) -> None:
         self._version_body = version_json(self.version)
@@ -104,6 +108,15 @@ class Endpoints:
             return _forbidden(user, req.path, "authorization check failed")
         return None if decision.allowed else _forbidden(user, req.path, decision.reason)
 
+    def _configz(self) -> bytes:
+        """The redacted document, rendered at most once per ``configz_max_age`` (a race renders twice)."""
+        now = time.monotonic()
+        rendered_at, body = self._configz_body
+        if not body or now - rendered_at >= self.configz_max_age:
+            body = self.configz.render(redact=redact)
+            self._configz_body = (now, body)
+        return body
+
     def _serve(self, req: Request) -> Response:
         path = req.path
         kind, _, name = path.lstrip("/").partition("/")
@@ -116,7 +129,7 @@ class Endpoints:
             if found is not None:
                 return Response(found[0], found[1].encode())
         elif path == "/configz":
-            return Response(200, self.configz.render(redact=redact), JSON)
+            return Response(200, self._configz(), JSON)
         elif path == "/version":
             return Response(200, self._version_body, JSON)
         elif path == "/metrics" and self.metrics is not None:

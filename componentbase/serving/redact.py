@@ -11,6 +11,7 @@ can still see that nothing is set.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -29,6 +30,7 @@ def _words(key: str) -> list[str]:
     return [w.lower() for w in _WORDS.findall(key)]
 
 
+@functools.lru_cache(maxsize=4096)  # configs repeat their keys on every render
 def is_secret_key(key: str) -> bool:
     words = _words(key)
     if not words or words[-1] in _REFERENCE_WORDS:
