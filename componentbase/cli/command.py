@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any, TextIO
 
+import pluggy
+
 from componentbase import configz, version
 from componentbase.appconfig import CompletedConfig
 from componentbase.cli import flags as cliflags
@@ -112,7 +114,13 @@ class Command:
         self.version_string = version_string
         self.configz_name = configz_name
         self.configz_registry = configz_registry
-        self.plugins = new_plugin_manager(hookspecs, plugins, entry_point_group)
+        #: A plugin that could not be registered or loaded: ``execute`` reports it and exits 1.
+        self.setup_error = ""
+        try:
+            self.plugins = new_plugin_manager(hookspecs, plugins, entry_point_group)
+        except (pluggy.PluginValidationError, ImportError) as e:
+            self.setup_error = _plugin_error(e)
+            self.plugins = new_plugin_manager(hookspecs)
         self.flags = cliflags.NamedFlagSets()
         for section in (*sections, *getattr(options, "SECTIONS", ())):
             self.flags.flag_set(section)
@@ -143,6 +151,9 @@ class Command:
         """Run the whole flow; return the exit code. ``main`` is this plus ``sys.exit``."""
         out = stdout or sys.stdout
         err = stderr or sys.stderr
+        if self.setup_error:
+            err.write(f"Error: {self.setup_error}\n")
+            return 1
         args = sys.argv[1:] if argv is None else list(argv)
         try:
             positional = self.flags.parse(args, warn=err)
@@ -223,6 +234,17 @@ class Command:
             sys.stderr.flush()
             os._exit(code)
         sys.exit(code)
+
+
+def _plugin_error(e: Exception) -> str:
+    if isinstance(e, pluggy.PluginValidationError):
+        reason = str(e).splitlines()[-1]  # pluggy's last line says what is wrong
+        return f"invalid plugin {_plugin_name(e.plugin)}: {reason}"
+    return f"unable to load a plugin: {e}"
+
+
+def _plugin_name(plugin: object) -> str:
+    return getattr(plugin, "__name__", None) or type(plugin).__name__
 
 
 def _is_user_error(e: Exception) -> bool:

@@ -86,6 +86,7 @@ def _flag_type(cls: type, a: attrs.Attribute) -> cliflags.FlagType:  # type: ign
     return found
 
 
+@attrs.define
 class Options:
     """The base of every component's options and sub-options (subclasses are attrs classes).
 

@@ -166,3 +166,16 @@ def test_stop_event_reaches_run(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     cmd = componentbase.Command("hello", HelloOptions(), run, configz_registry=configz.Registry())
     assert cmd.execute([], stdout=out, stderr=err, stop=stop) == 0
+
+
+def test_a_plugin_with_a_wrong_hook_signature_is_one_line_and_exit_1() -> None:
+    class Broken:
+        @componentbase.hookimpl
+        def componentbase_validate(self, options: Any, nonsense: Any) -> list[Exception]:
+            return []
+
+    code, _, err = execute([], plugins=[Broken()])
+    assert code == 1
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: invalid plugin Broken: ")
+    assert "nonsense" in lines[0]
