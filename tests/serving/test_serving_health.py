@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,3 +115,21 @@ def test_serving_without_a_port_is_an_error_not_a_silent_no_op(tmp_path: Path) -
     config = componentbase.Config()
     with pytest.raises(ValueError, match="not configured"):
         start_serving(config, threading.Event())
+
+
+def test_configz_follows_a_changed_config_within_a_second(apiserver: LoopbackAPIServer) -> None:
+    config = serving_config(apiserver.kubeconfig_path)
+    assert config.configz_registry is not None
+    entry = config.configz_registry.new("componentconfig")
+    entry.set({"kubeconfig": {"users": [{"user": {"token": "abc", "client-key-data": "S0VZ"}}]}, "qps": 5})
+    srv = start_serving(config, threading.Event())
+    try:
+        status, body = get(srv.port, "/configz", token=ADMIN)
+        assert status == 200
+        assert json.loads(body) == {"componentconfig": {"kubeconfig": {"users": [
+            {"user": {"token": "<redacted>", "client-key-data": "<redacted>"}}]}, "qps": 5}}
+        entry.set({"qps": 6})
+        wait_until(lambda: json.loads(get(srv.port, "/configz", token=ADMIN)[1]) == {"componentconfig": {"qps": 6}},
+                   timeout=3, interval=0.1)
+    finally:
+        srv.stop()
