@@ -170,17 +170,19 @@ class SharedInformer:
             self._synced.set()
             self._dispatcher.push(notes, synced=first)
 
-    def apply(self, events: _List[tuple[str, Obj]]) -> None:
-        """Watch events, in order."""
+    def apply(self, events: _List[Obj]) -> None:
+        """Watch events (``{"type", "object"}``), in order."""
         key_of = self.indexer.key_func
-        changes: _List[tuple[str, Obj | None]] = [
-            (key_of(obj), None if kind == "DELETED" else obj) for kind, obj in events
-        ]
+        changes: _List[tuple[str, Obj | None]] = []
+        for ev in events:
+            obj = ev["object"]
+            changes.append((key_of(obj), None if ev["type"] == "DELETED" else obj))
         with self._lock:
             olds = self.indexer.apply(changes)
             notes: _List[Note] = []
-            for (kind, obj), old in zip(events, olds, strict=True):
-                if kind == "DELETED":
+            for ev, old in zip(events, olds, strict=True):
+                obj = ev["object"]
+                if ev["type"] == "DELETED":
                     notes.append((DELETE, obj, None))
                 elif old is None:
                     notes.append((ADD, None, obj))

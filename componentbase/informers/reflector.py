@@ -37,7 +37,9 @@ class Sink(Protocol):
     """Where a reflector puts what it learns (the informer's cache)."""
 
     def replace(self, items: list[Obj], resource_version: str) -> None: ...
-    def apply(self, events: list[tuple[str, Obj]]) -> None: ...
+    def apply(self, events: list[Obj]) -> None:
+        """Watch events as the server sent them: ``{"type": "ADDED", "object": {...}}``."""
+        ...
 
 
 class _Gone(Exception):
@@ -160,29 +162,43 @@ class Reflector:
     def _consume(self, stream: WatchStream) -> int:
         """Apply the stream's events to the sink; returns how many arrived (bookmarks too)."""
         received = 0
-        sink = self.sink
         for batch in stream:
-            events: list[tuple[str, Obj]] = []
-            rv = self.resource_version
-            try:
-                for kind, obj in batch:
-                    if kind == "ERROR":
-                        self._stream_error(obj)
-                    meta = obj.get("metadata") if isinstance(obj, dict) else None
-                    if not isinstance(meta, dict):
-                        raise BadResponse(f"watch: {kind} event without metadata")
-                    rv = meta.get("resourceVersion") or rv
-                    if kind == "BOOKMARK":
-                        continue
-                    if kind not in _EVENT_TYPES:
-                        raise BadResponse(f"watch: unknown event type {kind!r}")
-                    events.append((kind, obj))
-            finally:
-                if events:
-                    sink.apply(events)
-                self.resource_version = rv
-                received += len(batch)
+            received += len(batch)
+            if all(ev.get("type") in _EVENT_TYPES for ev in batch):
+                try:
+                    rv = batch[-1]["object"]["metadata"]["resourceVersion"]
+                    self.sink.apply(batch)
+                except (KeyError, TypeError, AttributeError):
+                    pass  # something is malformed: the careful path below says what
+                else:
+                    self.resource_version = rv
+                    continue
+            self._consume_carefully(batch)
         return received
+
+    def _consume_carefully(self, batch: list[Obj]) -> None:
+        """One event at a time: bookmarks, ERROR events, and what is wrong with a malformed one."""
+        events: list[Obj] = []
+        rv = self.resource_version
+        try:
+            for ev in batch:
+                kind, obj = ev.get("type"), ev.get("object")
+                if kind == "ERROR":
+                    self._stream_error(obj)
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                if not isinstance(meta, dict) or (kind != "BOOKMARK" and not meta.get("name")):
+                    raise BadResponse(f"watch: {kind} event without metadata")
+                if kind == "BOOKMARK":
+                    rv = meta.get("resourceVersion") or rv
+                    continue
+                if kind not in _EVENT_TYPES:
+                    raise BadResponse(f"watch: unknown event type {kind!r}")
+                events.append(ev)
+                rv = meta.get("resourceVersion") or rv
+        finally:
+            if events:
+                self.sink.apply(events)
+            self.resource_version = rv
 
     def _stream_error(self, obj: Any) -> None:
         status = obj if isinstance(obj, dict) else {}
