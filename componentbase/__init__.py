@@ -6,7 +6,7 @@ which loads only when a component connects to a cluster.
 
 __version__ = "0.1.0"
 
-from componentbase import configz, metrics, quantity, serving, version
+from componentbase import configz, events, informers, metrics, quantity, serving, version, workqueue
 from componentbase.appconfig import CompletedConfig, Config
 from componentbase.cli.command import Command, RunFunc
 from componentbase.cli.flags import (
@@ -34,8 +34,18 @@ from componentbase.config.types import (
     validate_leader_election_configuration,
 )
 from componentbase.duration import Duration, format_duration, parse_duration
+from componentbase.events import EventBroadcaster, EventRecorder
 from componentbase.featuregate import FeatureGate, FeatureSpec, Stage
 from componentbase.fileutil import write_atomic
+from componentbase.informers import (
+    DeletedFinalStateUnknown,
+    Indexer,
+    InformerFactory,
+    ListWatch,
+    SharedInformer,
+    deleted_object,
+    meta_namespace_key,
+)
 from componentbase.logs import LogsOptions, V
 from componentbase.options.base import Options, flag
 from componentbase.options.component import ComponentOptions
@@ -54,6 +64,16 @@ from componentbase.serving import (
 )
 from componentbase.validation import field
 from componentbase.validation.field import AggregateError, FieldError
+from componentbase.workqueue import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    RateLimitingQueue,
+    ShutDown,
+    WorkQueue,
+    default_controller_rate_limiter,
+    run_workers,
+)
 
 __all__ = [
     "BOOL",
@@ -67,6 +87,7 @@ __all__ = [
     "AggregateError",
     "AuthenticationOptions",
     "AuthorizationOptions",
+    "BucketRateLimiter",
     "ClientConfigError",
     "ClientConnectionConfiguration",
     "Command",
@@ -75,7 +96,10 @@ __all__ = [
     "Config",
     "DebuggingConfiguration",
     "DecodeError",
+    "DeletedFinalStateUnknown",
     "Duration",
+    "EventBroadcaster",
+    "EventRecorder",
     "FeatureGate",
     "FeatureGateOptions",
     "FeatureSpec",
@@ -85,36 +109,52 @@ __all__ = [
     "FlagSet",
     "FlagType",
     "HealthChecker",
+    "Indexer",
+    "InformerFactory",
+    "ItemExponentialFailureRateLimiter",
     "LeaderElectionConfiguration",
     "LeaderElectionOptions",
+    "ListWatch",
     "LogsOptions",
+    "MaxOfRateLimiter",
     "MetricsOptions",
     "NamedCheck",
     "NamedFlagSets",
     "Options",
     "QuantityError",
+    "RateLimitingQueue",
     "RunFunc",
     "Scheme",
     "SecureServingOptions",
     "ServingOptions",
+    "SharedInformer",
+    "ShutDown",
     "Stage",
     "V",
+    "WorkQueue",
     "configz",
     "decode_file_as",
+    "default_controller_rate_limiter",
+    "deleted_object",
+    "events",
     "field",
     "flag",
     "format_duration",
     "hookimpl",
     "hookspec",
+    "informers",
+    "meta_namespace_key",
     "metrics",
     "new_api_client",
     "parse_duration",
     "parse_quantity",
     "quantity",
+    "run_workers",
     "serving",
     "structure",
     "validate_client_connection_configuration",
     "validate_leader_election_configuration",
     "version",
+    "workqueue",
     "write_atomic",
 ]
