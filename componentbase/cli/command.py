@@ -208,10 +208,11 @@ class Command:
             err.write(f"Error: {e}\n")
             return 1
         config.plugins = self.plugins
+        registry = self.configz_registry or config.configz_registry or configz.default_registry()
+        config.configz_registry = registry  # /configz serves what is registered here
         self.plugins.hook.componentbase_configure(config=config)
         completed = config.complete()
         if completed.config.component_config is not None:
-            registry = self.configz_registry or configz.default_registry()
             try:
                 registry.new(self.configz_name).set(completed.config.component_config)
             except configz.ConfigzError as e:

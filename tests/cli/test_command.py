@@ -179,3 +179,15 @@ def test_a_plugin_with_a_wrong_hook_signature_is_one_line_and_exit_1() -> None:
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: invalid plugin Broken: ")
     assert "nonsense" in lines[0]
+
+
+def test_the_command_registry_is_the_one_the_config_serves() -> None:
+    registry = configz.Registry()
+    seen: list[Any] = []
+
+    def run(cc: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
+        seen.append(cc.config.configz_registry)
+        return 0
+
+    assert execute([], run=run, registry=registry)[0] == 0
+    assert seen == [registry]
