@@ -1,26 +1,34 @@
-"""``python -m examples.virtual_kubelet``: the example virtual kubelet."""
+"""``python -m examples.virtual_kubelet --provider NAME``: a virtual kubelet that runs pods through a provider."""
 
 from __future__ import annotations
 
-import logging
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import componentbase
+from examples.virtual_kubelet.hookspecs import RegistryHooks
 from examples.virtual_kubelet.options import VirtualKubeletOptions
-
-log = logging.getLogger("examples.virtual_kubelet")
+from examples.virtual_kubelet.provider import ENTRY_POINT_GROUP
+from examples.virtual_kubelet.providers import BuiltinProviders
+from examples.virtual_kubelet.selection import ProviderSelection
 
 
 def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
-    log.error("The node and pod controllers are not built yet; this example cannot run pods.")
-    return 1
+    from examples.virtual_kubelet.app import run_node
+
+    return run_node(completed.config, stop)
 
 
-def new_command() -> componentbase.Command:
-    return componentbase.Command("virtual-kubelet", VirtualKubeletOptions(), run,
-                                 short="virtual-kubelet provides a virtual kubelet interface for your "
-                                       "kubernetes cluster.")
+def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:
+    """The command; ``plugins`` may offer more providers (as packages do through the entry-point group)."""
+    cmd = componentbase.Command("virtual-kubelet", VirtualKubeletOptions(), run,
+                                short="virtual-kubelet provides a virtual kubelet interface for your "
+                                      "kubernetes cluster.",
+                                hookspecs=[RegistryHooks], plugins=[BuiltinProviders(), *plugins],
+                                entry_point_group=ENTRY_POINT_GROUP)
+    cmd.plugins.register(ProviderSelection(cmd.plugins))
+    return cmd
 
 
 if __name__ == "__main__":

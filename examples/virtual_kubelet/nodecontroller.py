@@ -88,6 +88,7 @@ class NodeController:
             return
         threads.append(threading.Thread(target=self.lease.run, args=(stop,), name="node-lease", daemon=True))
         threads[1].start()
+        threading.Thread(target=lambda: (stop.wait(), self._changed.set()), name="node-stop", daemon=True).start()
         self.registered.set()
         while not stop.is_set():
             self._changed.wait(self.timings.status_interval)

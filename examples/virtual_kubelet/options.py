@@ -28,7 +28,8 @@ def _kubeconfig_default() -> str:
 
 @attrs.define
 class VirtualKubeletOptions(componentbase.Options):
-    SECTIONS: ClassVar[tuple[str, ...]] = ("Flags", "Leader election flags", "Logs flags")
+    SECTIONS: ClassVar[tuple[str, ...]] = ("Flags", "Authentication flags", "Authorization flags",
+                                           "Leader election flags", "Logs flags")
 
     kubeconfig: str = componentbase.flag(
         "kubeconfig", "kube config file to use for connecting to the Kubernetes API server",
@@ -85,6 +86,12 @@ class VirtualKubeletOptions(componentbase.Options):
         factory=lambda: componentbase.LeaderElectionOptions(componentbase.LeaderElectionConfiguration(
             leader_elect=False, resource_name="virtual-kubelet", resource_namespace="kube-node-lease")))
     logs: componentbase.LogsOptions = attrs.field(factory=componentbase.LogsOptions)
+    #: Who may call the kubelet API: bearer tokens and client certificates, checked by the API server.
+    authentication: componentbase.AuthenticationOptions = attrs.field(
+        factory=lambda: componentbase.AuthenticationOptions(tolerate_lookup_failure=True))
+    authorization: componentbase.AuthorizationOptions = attrs.field(factory=componentbase.AuthorizationOptions)
+    #: The decoded ``--provider-config``, set when the provider choice is validated.
+    provider_settings: Any = attrs.field(default=None)
 
     def validate(self) -> list[Exception]:
         errs = super().validate()
@@ -102,12 +109,41 @@ class VirtualKubeletOptions(componentbase.Options):
                 errs.append(field.invalid(name.replace("_", "-"), value, "must not be negative"))
         le = self.leader_election.configuration
         errs += componentbase.validate_leader_election_configuration(le, field.Path("leaderElection"))
+        errs += self.kubelet_serving().validate()
         return errs
 
+    def new_config(self) -> componentbase.Config:
+        from examples.virtual_kubelet.config import VirtualKubeletConfig
+
+        return VirtualKubeletConfig()
+
+    def kubelet_serving(self) -> componentbase.SecureServingOptions:
+        """The kubelet API's TLS listener, configured as upstream does: from the environment, no flags.
+
+        ``APISERVER_CERT_LOCATION``/``APISERVER_KEY_LOCATION`` name the serving pair (else a self-signed
+        one is made); the listener binds ``$VKUBELET_POD_IP`` (the node's address) or every interface.
+        """
+        return componentbase.SecureServingOptions(
+            bind_address=os.environ.get("VKUBELET_POD_IP") or "0.0.0.0", bind_port=self.listen_port,
+            tls_cert_file=os.environ.get("APISERVER_CERT_LOCATION", ""),
+            tls_private_key_file=os.environ.get("APISERVER_KEY_LOCATION", ""), pair_name="virtual-kubelet")
+
     def apply_to(self, config: Any) -> None:
-        super().apply_to(config)
+        config.options = self
+        config.provider_config = self.provider_settings
         config.client_connection = componentbase.ClientConnectionConfiguration(kubeconfig=self.kubeconfig)
         config.leader_election = self.leader_election.configuration
+        super().apply_to(config)  # without a server yet, authentication and authorization stay None
 
     def connect(self, config: Any) -> None:
+        """The client first (a bad kubeconfig is the first thing to hear about), then the kubelet API's auth."""
         config.client = componentbase.new_api_client(config.client_connection)
+        self.kubelet_serving().apply_to(config)
+        # As upstream, the virtual kubelet asks its own API server about callers unless told otherwise.
+        for delegated in (self.authentication, self.authorization):
+            if not delegated.kubeconfig:
+                delegated.kubeconfig = self.kubeconfig
+            delegated.apply_to(config)
+        # The node serves the kubelet API itself (its own routes, started with the node), so the
+        # component serving that run_component starts for ``secure_serving`` stays off.
+        config.kubelet_serving, config.secure_serving = config.secure_serving, None

@@ -1,0 +1,214 @@
+"""The kubelet API a virtual kubelet serves on ``--listen-port`` (upstream ``node/api``), behind delegated auth.
+
+``/containerLogs/{namespace}/{pod}/{container}``, ``/pods`` (the API's view of this node's pods),
+``/runningpods/`` (the provider's), ``/exec/{namespace}/{pod}/{container}`` (WebSocket), and the health
+paths. Every kubelet path needs an authenticated caller the API server authorizes (a SubjectAccessReview
+for the path: ``get``, and ``create`` for exec, as the API server asks for ``pods/exec``); the
+always-allowed paths (``/healthz``...) need nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import componentbase
+from examples.virtual_kubelet import execws
+from examples.virtual_kubelet.provider import Provider
+from examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound
+
+__all__ = ["KubeletAPI", "LogOptionsError", "parse_log_options"]
+
+log = logging.getLogger("examples.virtual_kubelet.api")
+
+JSON = "application/json"
+
+
+class LogOptionsError(ValueError):
+    """A ``/containerLogs`` query parameter that does not parse, worded as upstream."""
+
+
+def _one(query: Mapping[str, list[str]], name: str) -> str:
+    values = query.get(name) or [""]
+    return values[0]
+
+
+def _bool(query: Mapping[str, list[str]], name: str) -> bool:
+    text = _one(query, name)
+    if text == "":
+        return False
+    lowered = text.lower()
+    if lowered in ("1", "t", "true"):
+        return True
+    if lowered in ("0", "f", "false"):
+        return False
+    raise LogOptionsError(f'could not parse "{name}": strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
+def _int(query: Mapping[str, list[str]], name: str, minimum: int) -> int | None:
+    text = _one(query, name)
+    if text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise LogOptionsError(f'could not parse "{name}": strconv.Atoi: parsing "{text}": invalid syntax') from None
+    if value < minimum:
+        raise LogOptionsError(f'"{name}" is {value}')
+    return value
+
+
+def parse_log_options(query: Mapping[str, list[str]]) -> LogOptions:
+    """Upstream's ``parseLogOptions``: the same parameters, checks and messages."""
+    since_time = None
+    text = _one(query, "sinceTime")
+    if text:
+        try:
+            since_time = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise LogOptionsError(f'could not parse "sinceTime": {text!r} is not RFC 3339') from None
+    since_seconds = _int(query, "sinceSeconds", 1)
+    if since_time is not None and since_seconds is not None:
+        raise LogOptionsError('both "sinceSeconds" and "sinceTime" are set')
+    return LogOptions(tail=_int(query, "tailLines", 0), limit_bytes=_int(query, "limitBytes", 1),
+                      timestamps=_bool(query, "timestamps"), follow=_bool(query, "follow"),
+                      previous=_bool(query, "previous"), since_seconds=since_seconds, since_time=since_time)
+
+
+def _text(status: int, message: str) -> Any:
+    from componentbase.serving.server import Response
+
+    return Response(status, (message + "\n").encode())
+
+
+def _pod_list(items: Sequence[dict[str, Any]]) -> Any:
+    from componentbase.serving.server import Response
+
+    body = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": list(items)}
+    return Response(200, json.dumps(body).encode(), JSON)
+
+
+class KubeletAPI:
+    """The request handler (a ``componentbase.serving`` App) for one node."""
+
+    def __init__(self, provider: Provider, pods: Callable[[], list[dict[str, Any]]], *, authentication: Any,
+                 authorization: Any, checks: Sequence[Any] = ()) -> None:
+        self.provider = provider
+        self.pods = pods
+        self.authentication = authentication
+        self.authorization = authorization
+        self.checks = [componentbase.serving.PING, *checks]
+
+    def __call__(self, req: Any) -> Any:
+        path = req.path
+        kind, _, rest = path.lstrip("/").partition("/")
+        if self.authorization is None or not self.authorization.path_always_allowed(path):
+            refused = self._refuse(req, "create" if kind == "exec" else "get")
+            if refused is not None:
+                return refused
+        if kind in ("healthz", "livez", "readyz"):
+            return self._health(kind, rest, req.query)
+        if path == "/pods":
+            return _pod_list(self.pods())
+        if path in ("/runningpods", "/runningpods/"):
+            return _pod_list(self.provider.get_pods())
+        parts = rest.split("/")
+        if len(parts) == 3 and all(parts):
+            namespace, pod, container = parts
+            if kind == "containerLogs":
+                return self._logs(namespace, pod, container, req.query)
+            if kind == "exec":
+                return self._exec(namespace, pod, container, req)
+        return _text(404, "404 page not found")
+
+    # --- auth -----------------------------------------------------------------------------------
+
+    def _refuse(self, req: Any, verb: str) -> Any:
+        """401 without a user the API server vouches for; 403 unless it authorizes ``verb`` on the path."""
+        from componentbase.serving import DelegationError
+
+        authn, authz = self.authentication, self.authorization
+        if authn is None or not authn.configured or authz is None:
+            return _text(403, f'forbidden: User "system:anonymous" cannot {verb} path "{req.path}"')
+        user = authn.user_from_certificate(req.peercert()) if authn.client_ca else None
+        if user is None:
+            scheme, _, token = (req.headers.get("Authorization") or "").partition(" ")
+            token = token.strip()
+            if scheme.lower() != "bearer" or not token or authn.token is None:
+                return _text(401, "Unauthorized")
+            try:
+                user = authn.token.authenticate(token)
+            except DelegationError as err:
+                log.warning("Unable to authenticate the request: %s", err)
+                return _text(401, "Unauthorized")
+            if user is None:
+                return _text(401, "Unauthorized")
+        try:
+            decision = authz.authorize(user, verb, req.path)
+        except DelegationError as err:
+            log.warning("Unable to authorize %s for %s: %s", req.path, user.name, err)
+            return _text(403, f'forbidden: User "{user.name}" cannot {verb} path "{req.path}": '
+                              "authorization check failed")
+        if decision.allowed:
+            return None
+        return _text(403, f'forbidden: User "{user.name}" cannot {verb} path "{req.path}"'
+                          + (f": {decision.reason}" if decision.reason else ""))
+
+    # --- handlers -------------------------------------------------------------------------------
+
+    def _health(self, kind: str, name: str, query: Mapping[str, list[str]]) -> Any:
+        from componentbase.serving import healthz
+
+        if not name:
+            code, text = healthz.check_root(kind, self.checks, query)
+            return _text(code, text.rstrip("\n"))
+        found = healthz.check_one(self.checks, name)
+        return _text(found[0], found[1].rstrip("\n")) if found is not None else _text(404, "404 page not found")
+
+    def _logs(self, namespace: str, pod: str, container: str, query: Mapping[str, list[str]]) -> Any:
+        from componentbase.serving.server import Response
+
+        if not self.provider.implements("get_container_logs"):
+            return _text(501, "not implemented")
+        try:
+            opts = parse_log_options(query)
+            chunks = self.provider.get_container_logs(namespace, pod, container, opts)
+        except LogOptionsError as err:
+            return _text(400, str(err))
+        except PodNotFound as err:
+            return _text(404, str(err))
+        except Exception as err:
+            log.error("error getting container logs of %s/%s/%s: %s", namespace, pod, container, err)
+            return _text(500, f"error getting container logs?): {err}")
+        return Response(200, b"", "text/plain", stream=chunks)
+
+    def _exec(self, namespace: str, pod: str, container: str, req: Any) -> Any:
+        from componentbase.serving.server import Response
+
+        if not self.provider.implements("run_in_container"):
+            return _text(501, "not implemented")
+        command = list(req.query.get("command") or [])
+        if not command:
+            return _text(400, "you must specify at least 1 command")
+        flags = {name: _flag(req.query, name) for name in ("stdin", "stdout", "stderr", "tty")}
+        if not (flags["stdin"] or flags["stdout"] or flags["stderr"]):
+            return _text(400, "you must specify at least 1 of stdin, stdout, stderr")
+        headers, why = execws.accept_headers(req.headers)
+        if headers is None:
+            return _text(400, why)
+        protocol = headers["Sec-WebSocket-Protocol"]
+
+        def run(io: ExecIO) -> int:
+            return self.provider.run_in_container(namespace, pod, container, command, io)
+
+        def takeover(_rfile: Any, sock: Any) -> None:
+            execws.serve_exec(sock, protocol, command=command, run=run, **flags)
+
+        return Response(101, b"", headers=headers, takeover=takeover)
+
+
+def _flag(query: Mapping[str, list[str]], name: str) -> bool:
+    return _one(query, name).lower() in ("1", "true", "t")
