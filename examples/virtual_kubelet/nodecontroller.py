@@ -88,7 +88,7 @@ class NodeController:
             return
         threads.append(threading.Thread(target=self.lease.run, args=(stop,), name="node-lease", daemon=True))
         threads[1].start()
-        threading.Thread(target=lambda: (stop.wait(), self._changed.set()), name="node-stop", daemon=True).start()
+        threading.Thread(target=self._wake_on, args=(stop,), name="node-stop", daemon=True).start()
         self.registered.set()
         while not stop.is_set():
             self._changed.wait(self.timings.status_interval)
@@ -98,6 +98,10 @@ class NodeController:
             self._heartbeat(stop)
         for t in threads:
             t.join(timeout=self.timings.request_timeout)
+
+    def _wake_on(self, stop: threading.Event) -> None:
+        stop.wait()
+        self._changed.set()
 
     def _register(self, stop: threading.Event) -> bool:
         delay = self.timings.retry_initial
