@@ -142,6 +142,15 @@ class InformerFactory:
         for informer in self.informers():
             informer.start(stop)
 
+    def join(self, timeout: float | None = None) -> bool:
+        """After ``stop`` is set, wait for every informer's threads to end; True if they all did."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended = True
+        for informer in self.informers():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ended = informer.join(left) and ended
+        return ended
+
     def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """Wait until every started informer has listed and its handlers have seen that state.
 

@@ -10,6 +10,7 @@ plain dicts, shared by everyone: treat them as read-only and copy before changin
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -120,8 +121,9 @@ class SharedInformer:
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the threads to end after a stop; True if they all did."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout)
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return not any(t.is_alive() for t in self._threads)
 
     def _stop_on(self, stop: threading.Event) -> None:
