@@ -296,3 +296,25 @@ def test_wait_for_cache_sync_times_out_while_the_server_fails(stop: threading.Ev
         server.faults.clear()
         assert factory.wait_for_cache_sync(5)
         api.close()
+
+
+def test_a_failing_handler_is_logged_and_does_not_stop_delivery(kube_client: client.ApiClient,
+                                                                v1: client.CoreV1Api, stop: threading.Event,
+                                                                caplog: Any) -> None:
+    informer = _factory(kube_client).configmaps("default")
+    good = Mirror()
+
+    def bad(obj: dict[str, Any]) -> None:
+        raise RuntimeError("handler bug")
+
+    informer.add_event_handler(on_add=bad)
+    informer.add_event_handler(**good.handlers())
+    informer.start(stop)
+    assert informer.wait_for_sync(5)
+    for name in ("a", "b", "c"):
+        v1.create_namespaced_config_map("default", cm(name), _preload_content=False)
+    wait_until(lambda: len(good.snapshot()) == 3, what="the good handler to see everything")
+    failures = [r for r in caplog.records if "event handler failed" in r.getMessage()]
+    assert len(failures) == 3
+    assert failures[0].exc_info is not None  # the bug's traceback, once
+    assert all(r.exc_info is None for r in failures[1:])
