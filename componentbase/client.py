@@ -18,9 +18,11 @@ class ClientConfigError(Exception):
     """No usable way to reach the API server."""
 
 
-def new_api_client(cc: ClientConnectionConfiguration, master: str = "") -> Any:
+def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_maxsize: int | None = None) -> Any:
     """A ``kubernetes.client.ApiClient`` for ``cc.kubeconfig`` (or in-cluster), ``master`` overriding the host.
 
+    ``pool_maxsize`` keeps that many keep-alive connections (the client's default is 5 per CPU): a component
+    calling the API from more threads than that would open a new connection for each extra call.
     The ``kubernetes`` package is imported here, not at start-up: it is slow to import.
     """
     from kubernetes import client, config
@@ -44,6 +46,8 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "") -> Any:
         raise ClientConfigError(f"unable to read kubeconfig {cc.kubeconfig}: {err.strerror}") from None
     if master:
         configuration.host = master
+    if pool_maxsize is not None:
+        configuration.connection_pool_maxsize = pool_maxsize
     api = client.ApiClient(configuration)
     if cc.accept_content_types:
         api.set_default_header("Accept", cc.accept_content_types)

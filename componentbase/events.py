@@ -154,8 +154,11 @@ class EventRecorder:
         self.component = component
         self.host = host
 
-    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None:
-        """Queue an Event about ``obj`` (an object dict or an ObjectReference); never blocks."""
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str, *, action: str = "") -> None:
+        """Queue an Event about ``obj`` (an object dict or an ObjectReference); never blocks.
+
+        ``action`` is what the component did or failed to do (kube-scheduler's ``Binding``, ``Scheduling``).
+        """
         if type not in (NORMAL, WARNING):
             log.error("Unsupported event type: %r (want Normal or Warning); event %s dropped", type, reason)
             return
@@ -180,11 +183,13 @@ class EventRecorder:
             "reportingComponent": self.component,
             "reportingInstance": self.host,
         }
+        if action:
+            event["action"] = action
         self.broadcaster.submit(event)
 
-    def eventf(self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any) -> None:
+    def eventf(self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any, action: str = "") -> None:
         """``event`` with a %-format message, formatted only here (cheap when args are cheap)."""
-        self.event(obj, type, reason, fmt % args if args else fmt)
+        self.event(obj, type, reason, fmt % args if args else fmt, action=action)
 
 
 class EventBroadcaster:
@@ -341,11 +346,11 @@ class EventBroadcaster:
         with observe_request(self.api_client, "POST") as obs:
             obs.response(self._core().create_namespaced_event(
                 event["metadata"]["namespace"], event, _preload_content=False,
-                _request_timeout=self.request_timeout))
+                _request_timeout=self.request_timeout)).read()  # read: the connection goes back to the pool
 
     def _patch(self, event: dict[str, Any]) -> None:
         body = {"count": event["count"], "lastTimestamp": event["lastTimestamp"], "message": event["message"]}
         with observe_request(self.api_client, "PATCH") as obs:
             obs.response(self._core().patch_namespaced_event(
                 event["metadata"]["name"], event["metadata"]["namespace"], body, _preload_content=False,
-                _request_timeout=self.request_timeout))
+                _request_timeout=self.request_timeout)).read()
