@@ -49,7 +49,7 @@ def test_env_defaults() -> None:
 
 
 def test_deprecated_flags_warn_hidden_ones_too(tmp_path: Path) -> None:
-    code, _, err = execute(["--namespace=ns", "--enable-node-lease", "--taint=x",
+    code, _, err = execute(["--provider=mock", "--namespace=ns", "--enable-node-lease", "--taint=x",
                             f"--kubeconfig={tmp_path / 'none'}"])
     lines = err.splitlines()
     assert "Flag --namespace has been deprecated, Nodes must watch for pods in all namespaces. " \

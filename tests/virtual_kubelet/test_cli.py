@@ -1,0 +1,138 @@
+"""The command line: provider choice and config, startup timeout, entry points, and a real subprocess run."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import componentbase
+from componentbase import configz
+from componentbase.testing import LoopbackAPIServer
+from examples.virtual_kubelet.provider_types import ProviderSpec
+from examples.virtual_kubelet.providers.mock import MockProvider
+from tests.virtual_kubelet.conftest import Kube, free_ports, ready, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def execute(args: list[str], plugins: list[object] = ()) -> tuple[int, str]:  # type: ignore[assignment]
+    from examples.virtual_kubelet.__main__ import new_command
+
+    cmd = new_command(plugins)
+    cmd.configz_registry = configz.Registry()
+    err = io.StringIO()
+    return cmd.execute(args, stdout=io.StringIO(), stderr=err), err.getvalue()
+
+
+def test_unknown_provider_lists_the_installed_ones() -> None:
+    code, err = execute(["--provider=nope"])
+    assert code == 1
+    assert err.splitlines() == ['Error: provider: Unsupported value: "nope": supported values: "mock", "process"']
+
+
+def test_missing_provider_is_required() -> None:
+    code, err = execute([])
+    assert code == 1 and "Error: provider: Required value: installed providers: mock, process" in err
+
+
+def test_provider_config_is_decoded_strictly_with_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "mock.yaml"
+    bad.write_text("cpu: '4'\nmemroy: 1Gi\npods: lots\n")
+    code, err = execute(["--provider=mock", f"--provider-config={bad}"])
+    assert code == 1
+    assert err.splitlines() == [f'Error: {bad}:2: unknown field "memroy"']
+    bad.write_text("pods: lots\n")
+    code, err = execute(["--provider=mock", f"--provider-config={bad}"])
+    assert code == 1
+    assert err.splitlines() == [f'Error: {bad}: pods: Invalid value: "lots": quantities must match the regular '
+                                "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"]
+
+
+def test_a_program_can_ship_its_own_provider(apiserver: LoopbackAPIServer, kube: Kube) -> None:
+    class Mine:
+        @componentbase.hookimpl
+        def virtual_kubelet_providers(self) -> list[ProviderSpec]:
+            return [ProviderSpec(name="mine", factory=MockProvider)]
+
+    code, err = execute(["--provider=nope"], plugins=[Mine()])
+    assert code == 1 and 'supported values: "mine", "mock", "process"' in err
+
+
+def test_startup_timeout_exits_1_naming_what_it_waited_for(apiserver: LoopbackAPIServer) -> None:
+    apiserver.faults.set(stall=30, resources=["pods"], verbs=["list"])
+    port, = free_ports(1)
+    code, err = execute(["--provider=mock", f"--kubeconfig={apiserver.kubeconfig_path}", f"--listen-port={port}",
+                         "--metrics-addr=", "--startup-timeout=1s"])
+    apiserver.faults.clear()
+    assert code == 1
+    assert "timed out after 1s waiting for informers to sync: pods fields=spec.nodeName=virtual-kubelet" in err
+
+
+def _fake_distribution(site: Path) -> None:
+    """An installed package declaring a provider under the entry-point group."""
+    dist = site / "vk_extra-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: vk-extra\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[componentbase.virtual_kubelet.providers]\nextra = vk_extra\n")
+    (site / "vk_extra.py").write_text(
+        "import componentbase\n"
+        "from examples.virtual_kubelet.provider_types import ProviderSpec\n"
+        "from examples.virtual_kubelet.providers.mock import MockProvider\n"
+        "@componentbase.hookimpl\n"
+        "def virtual_kubelet_providers():\n"
+        "    return [ProviderSpec(name='extra', factory=MockProvider)]\n")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG",)}
+    env.update(extra)
+    return env
+
+
+def test_providers_are_discovered_by_entry_point(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path / "site")
+    result = subprocess.run([sys.executable, "-m", "examples.virtual_kubelet", "--provider=nope"], cwd=ROOT,
+                            env=_env(PYTHONPATH=f"{tmp_path / 'site'}:{ROOT}"), capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 1
+    assert 'supported values: "extra", "mock", "process"' in result.stderr
+
+
+def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackAPIServer, kube: Kube) -> None:
+    port, metrics = free_ports(2)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "examples.virtual_kubelet", "--provider", "mock", "--kubeconfig",
+         apiserver.kubeconfig_path, "--nodename", "vk", "--listen-port", str(port),
+         "--metrics-addr", f"127.0.0.1:{metrics}", "--startup-timeout", "30s"],
+        cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: ready(kube.node()) or proc.poll() is not None, 30, "the node to be Ready")
+        assert proc.poll() is None
+        kube.create_pod("web", [{"name": "c", "image": "nginx"}])
+        wait_for(lambda: kube.phase("web") == "Running", 10, "the pod to run")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    ready_cond: dict[str, Any] = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
+    assert ready_cond["status"] == "False"
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("provider", ["mock", "process"])
+def test_help_and_validation_do_not_import_the_client(provider: str) -> None:
+    probe = ("import sys, io; from examples.virtual_kubelet.__main__ import new_command; "
+             f"c = new_command(); c.execute(['--provider=nope']); c.execute(['--provider={provider}', '--help'], "
+             "stdout=io.StringIO()); print('kubernetes' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False", result.stderr

@@ -1,0 +1,181 @@
+"""Pods bound to the node run through the provider: create, status, delete, failures, restarts, lost pods."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any
+
+import componentbase
+from examples.virtual_kubelet.provider_types import PodNotFound
+from examples.virtual_kubelet.providers.mock import MockProvider
+from tests.virtual_kubelet.conftest import Kube, new_provider, wait_for
+
+CONTAINER = [{"name": "c", "image": "nginx"}]
+
+
+class Counting(MockProvider):
+    """The mock, counting what it is asked to do."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.creates = 0
+        self.deletes = 0
+
+    @componentbase.hookimpl
+    def create_pod(self, pod: dict[str, Any]) -> None:
+        self.creates += 1
+        super().create_pod(pod)
+
+    @componentbase.hookimpl
+    def delete_pod(self, pod: dict[str, Any]) -> None:
+        self.deletes += 1
+        super().delete_pod(pod)
+
+
+def test_bound_pod_becomes_running_with_container_statuses(kube: Kube, run_node: Any) -> None:
+    run_node(new_provider(MockProvider))
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    status = kube.pod("web")["status"]
+    assert status["podIP"] == "5.6.7.8" and status["startTime"]
+    (cs,) = status["containerStatuses"]
+    assert cs["name"] == "c" and cs["ready"] is True and cs["state"]["running"]["startedAt"]
+    assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "True"
+
+
+def test_pods_of_other_nodes_are_left_alone(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(Counting)
+    run_node(provider)
+    kube.create_pod("elsewhere", CONTAINER, node="other-node")
+    kube.create_pod("here", CONTAINER)
+    wait_for(lambda: kube.phase("here") == "Running", what="the pod to run")
+    assert kube.phase("elsewhere") == "Pending" and provider.impl.creates == 1  # type: ignore[attr-defined]
+
+
+def test_status_is_written_only_when_it_changes(kube: Kube, run_node: Any) -> None:
+    run_node(new_provider(MockProvider), resync_period=0.1)
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    rv = kube.pod("web")["metadata"]["resourceVersion"]
+    time.sleep(0.5)  # several informer resyncs and provider polls
+    assert kube.pod("web")["metadata"]["resourceVersion"] == rv
+
+
+def test_deleting_a_pod_deletes_it_in_the_provider_then_from_the_api(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(Counting)
+    run_node(provider)
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    kube.delete_pod("web")  # graceful: the API only marks it; the node finishes it
+    wait_for(lambda: kube.pod("web") is None, what="the pod to be removed")
+    assert provider.impl.deletes == 1 and provider.get_pods() == []  # type: ignore[attr-defined]
+    reasons = [e["reason"] for e in kube.events()]
+    assert "ProviderCreateSuccess" in reasons and "ProviderDeleteSuccess" in reasons
+
+
+def test_a_failing_provider_is_retried_with_backoff_and_reported(kube: Kube, run_node: Any) -> None:
+    class Crashing(MockProvider):
+        failures_left = 3
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.attempts: list[float] = []
+
+        @componentbase.hookimpl
+        def create_pod(self, pod: dict[str, Any]) -> None:
+            self.attempts.append(time.monotonic())
+            if self.failures_left > 0:
+                self.failures_left -= 1
+                raise RuntimeError("backend exploded")
+            super().create_pod(pod)
+
+    provider = new_provider(Crashing)
+    seen: list[dict[str, Any]] = []
+    watcher = threading.Thread(target=lambda: seen.append(wait_for(
+        lambda: (kube.pod("web") or {}).get("status", {}).get("reason") == "ProviderFailed" and kube.pod("web"),
+        what="the ProviderFailed status")), daemon=True)
+    run_node(provider)
+    kube.create_pod("web", CONTAINER)
+    watcher.start()
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run after retries")
+    watcher.join(5)
+    (failed,) = seen
+    assert failed["status"]["phase"] == "Pending" and failed["status"]["message"] == "backend exploded"
+    assert "reason" not in kube.pod("web")["status"]  # the failure is cleared once it runs
+    attempts = provider.impl.attempts  # type: ignore[attr-defined]
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    assert len(attempts) == 4 and gaps[2] > gaps[0]  # backing off
+    failed_events = [e for e in kube.events() if e["reason"] == "ProviderCreateFailed"]
+    assert failed_events and failed_events[0]["message"] == "backend exploded"
+    assert failed_events[0]["type"] == "Warning"
+
+
+def test_a_failing_provider_fails_a_pod_that_never_restarts(kube: Kube, run_node: Any) -> None:
+    class Broken(MockProvider):
+        @componentbase.hookimpl
+        def create_pod(self, pod: dict[str, Any]) -> None:
+            raise ValueError("no such image in the backend")
+
+    run_node(new_provider(Broken))
+    kube.create_pod("job", CONTAINER, restartPolicy="Never")
+    wait_for(lambda: kube.phase("job") == "Failed", what="the pod to fail")
+    assert kube.pod("job")["status"]["reason"] == "ProviderFailed"
+
+
+def test_a_restarted_node_adopts_the_pods_its_provider_runs(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(Counting)
+    first = run_node(provider)
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    first.stop()
+    kube.create_pod("late", CONTAINER)  # bound while the node was down
+    run_node(provider)
+    wait_for(lambda: kube.phase("late") == "Running", what="the late pod to run")
+    assert provider.impl.creates == 2  # type: ignore[attr-defined]  # web was adopted, not created again
+    assert kube.phase("web") == "Running"
+
+
+def test_pods_deleted_while_the_node_was_down_are_deleted_in_the_provider(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(Counting)
+    first = run_node(provider)
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    first.stop()
+    kube.delete_pod("web", grace=0)
+    run_node(provider)
+    wait_for(lambda: provider.get_pods() == [], what="the leaked pod to be deleted in the provider")
+
+
+def test_a_pod_the_provider_lost_is_failed(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(MockProvider)
+    run_node(provider)
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    provider.impl._pods.clear()  # type: ignore[attr-defined]  # the backend forgot it
+    wait_for(lambda: kube.phase("web") == "Failed", what="the lost pod to fail")
+    status = kube.pod("web")["status"]
+    assert status["reason"] == "NotFound"
+    assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == -137
+
+
+def test_a_provider_without_notify_is_polled(kube: Kube, run_node: Any) -> None:
+    class Polled(MockProvider):
+        notify_pods = None  # type: ignore[assignment]  # not a hook implementation any more
+
+    provider = new_provider(Polled)
+    assert not provider.implements("notify_pods")
+    run_node(provider)
+    kube.create_pod("web", CONTAINER)
+    wait_for(lambda: kube.phase("web") == "Running", what="the polled status to be written")
+
+
+def test_the_mock_says_which_pod_it_does_not_know() -> None:
+    provider = new_provider(MockProvider)
+    try:
+        provider.get_pod_status("default", "nope")
+    except PodNotFound as err:
+        assert "not known to the provider" in str(err)
+    else:
+        raise AssertionError("expected PodNotFound")

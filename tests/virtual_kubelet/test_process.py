@@ -1,0 +1,212 @@
+"""The process provider through the whole command: real processes, logs and exec over the kubelet API (TLS)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from componentbase.serving.certs import generate_self_signed
+from componentbase.testing import LoopbackAPIServer
+from tests.virtual_kubelet.conftest import ADMIN, NOBODY, VIEWER, Command, Kube, free_ports, ready, wait_for
+
+
+class VK:
+    def __init__(self, command: Command, port: int, metrics_port: int, ca: str) -> None:
+        self.command = command
+        self.port = port
+        self.metrics_port = metrics_port
+        self.context = ssl.create_default_context(cafile=ca)
+        self.ca_file = ca
+
+    def get(self, path: str, token: str | None = ADMIN) -> tuple[int, bytes]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        req = urllib.request.Request(f"https://127.0.0.1:{self.port}{path}", headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self.context, timeout=10) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read()
+
+    def exec(self, pod: str, command: list[str], stdin: bytes | None = None, token: str = ADMIN,
+             protocol: str = "v5.channel.k8s.io") -> tuple[bytes, bytes, dict[str, Any]]:
+        import websocket
+
+        query = "&".join(f"command={urllib.request.quote(c)}" for c in command)
+        query += "&stdout=true&stderr=true" + ("&stdin=true" if stdin is not None else "")
+        ws = websocket.create_connection(
+            f"wss://127.0.0.1:{self.port}/exec/default/{pod}/c?{query}", header=[f"Authorization: Bearer {token}"],
+            subprotocols=[protocol], sslopt={"ca_certs": self.ca_file}, timeout=10)
+        if stdin is not None:
+            ws.send_binary(b"\x00" + stdin)
+            ws.send_binary(b"\xff\x00")
+        out, err, status = b"", b"", {}
+        while True:
+            opcode, data = ws.recv_data()
+            if opcode == 8:  # close
+                break
+            if data[:1] == b"\x01":
+                out += data[1:]
+            elif data[:1] == b"\x02":
+                err += data[1:]
+            elif data[:1] == b"\x03":
+                status = json.loads(data[1:])
+        ws.close()
+        return out, err, status
+
+
+@pytest.fixture
+def vk(apiserver: LoopbackAPIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[VK]:
+    cert, key = generate_self_signed("localhost", ["127.0.0.1"])
+    (tmp_path / "vk.crt").write_bytes(cert)
+    (tmp_path / "vk.key").write_bytes(key)
+    monkeypatch.setenv("APISERVER_CERT_LOCATION", str(tmp_path / "vk.crt"))
+    monkeypatch.setenv("APISERVER_KEY_LOCATION", str(tmp_path / "vk.key"))
+    monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
+    (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nrestartBackoff: 50ms\n"
+                                           "maxRestartBackoff: 200ms\nshutdownGracePeriod: 1s\n")
+    port, metrics_port = free_ports(2)
+    command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
+                       f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
+                       f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s"])
+    handle = VK(command, port, metrics_port, str(tmp_path / "vk.crt"))
+    api = apiserver.api_client()
+    try:
+        wait_for(lambda: ready(Kube(api).node()) or command.code, 20, "the node to be Ready")
+        assert not command.code, command.err.getvalue()
+        yield handle
+    finally:
+        api.close()
+        assert command.stop() == 0, command.err.getvalue()
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def container(command: list[str], **extra: Any) -> list[dict[str, Any]]:
+    return [{"name": "c", "image": "ignored", "command": command, **extra}]
+
+
+def pid_of(kube: Kube, pod: str) -> int:
+    cid = wait_for(lambda: ((kube.pod(pod) or {}).get("status", {}).get("containerStatuses") or [{}])[0]
+                   .get("containerID"), what="a container id")
+    return int(cid.removeprefix("process://"))
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs_are_served(
+        vk: VK, kube: Kube) -> None:
+    kube.core.create_namespaced_config_map("default", {"metadata": {"name": "settings"}, "data": {"greeting": "hi"}},
+                                           _preload_content=False)
+    kube.core.create_namespaced_secret("default", {"metadata": {"name": "creds"},
+                                                   "data": {"TOKEN": base64.b64encode(b"s3cret").decode()}},
+                                       _preload_content=False)
+    env = [{"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "greeting"}}},
+           {"name": "WHO", "value": "$(GREETING) world"},
+           {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    code = "import os,sys; print(os.environ['WHO']); print(os.environ['TOKEN'], os.environ['POD']); " \
+           "print('to stderr', file=sys.stderr)"
+    kube.create_pod("job", container(py(code), env=env, envFrom=[{"secretRef": {"name": "creds"}}]),
+                    restartPolicy="Never")
+    wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
+    (cs,) = kube.pod("job")["status"]["containerStatuses"]
+    assert cs["state"]["terminated"]["exitCode"] == 0 and cs["state"]["terminated"]["reason"] == "Completed"
+    code_, body = vk.get("/containerLogs/default/job/c")
+    assert code_ == 200 and body == b"hi world\ns3cret job\nto stderr\n"
+    assert vk.get("/containerLogs/default/job/c?tailLines=1") == (200, b"to stderr\n")
+    assert vk.get("/containerLogs/default/job/c?limitBytes=4") == (200, b"hi w")
+    _, stamped = vk.get("/containerLogs/default/job/c?timestamps=true")
+    first = stamped.splitlines()[0].decode()
+    assert first.endswith(" hi world") and first[:4].isdigit() and "T" in first.split(" ")[0]
+
+
+def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: Kube) -> None:
+    kube.create_pod("job", container(py("print('x')")), restartPolicy="Never")
+    wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
+    assert vk.get("/containerLogs/default/job/c", token=None)[0] == 401
+    assert vk.get("/containerLogs/default/job/c", token="not-a-token")[0] == 401
+    code, body = vk.get("/containerLogs/default/job/c", token=NOBODY)
+    assert code == 403 and b'User "nobody" cannot get path "/containerLogs/default/job/c"' in body
+    assert vk.get("/containerLogs/default/job/c", token=VIEWER) == (200, b"x\n")
+    assert vk.get("/runningpods/", token=VIEWER)[0] == 403
+    assert vk.get("/healthz", token=None) == (200, b"ok\n")
+    code, body = vk.get("/pods", token=VIEWER)
+    assert code == 200 and [p["metadata"]["name"] for p in json.loads(body)["items"]] == ["job"]
+    assert vk.get("/containerLogs/default/job/c?tailLines=x")[0] == 400
+    assert vk.get("/containerLogs/default/nope/c")[0] == 404
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{vk.metrics_port}/metrics", timeout=10).read()
+    assert b"rest_client_requests_total" in metrics
+
+
+def test_follow_streams_the_log_as_it_is_written(vk: VK, kube: Kube) -> None:
+    kube.create_pod("ticker", container(py("import time; print('one', flush=True); time.sleep(1.0); print('two')")),
+                    restartPolicy="Never")
+    wait_for(lambda: kube.phase("ticker") == "Running", what="the pod to run")
+    req = urllib.request.Request(f"https://127.0.0.1:{vk.port}/containerLogs/default/ticker/c?follow=true",
+                                 headers={"Authorization": f"Bearer {ADMIN}"})
+    with urllib.request.urlopen(req, context=vk.context, timeout=10) as resp:
+        first = resp.readline()
+        assert first == b"one\n" and kube.phase("ticker") == "Running"  # streamed before the process ended
+        assert resp.readline() == b"two\n"
+        assert resp.read() == b""  # the stream ends with the container
+
+
+def test_deleting_a_pod_kills_its_process_within_the_grace_period(vk: VK, kube: Kube) -> None:
+    stubborn = "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); " \
+               "time.sleep(60)"
+    kube.create_pod("stubborn", container(py(stubborn)), terminationGracePeriodSeconds=1)
+    wait_for(lambda: kube.phase("stubborn") == "Running", what="the pod to run")
+    pid = pid_of(kube, "stubborn")
+    assert not gone(pid)
+    started = time.monotonic()
+    kube.delete_pod("stubborn")
+    wait_for(lambda: kube.pod("stubborn") is None, 10, "the pod to be removed")
+    assert gone(pid), "the process outlived its pod"
+    assert 0.9 < time.monotonic() - started < 6  # SIGTERM ignored: SIGKILL after the 1s grace
+
+
+def test_exec_over_websocket_returns_output_and_exit_status(vk: VK, kube: Kube) -> None:
+    kube.create_pod("shell", container(["sleep", "30"], env=[{"name": "FOO", "value": "bar"}]))
+    wait_for(lambda: kube.phase("shell") == "Running", what="the pod to run")
+    out, err, status = vk.exec("shell", ["sh", "-c", "echo $FOO; cat; echo bad >&2; exit 3"], stdin=b"typed\n")
+    assert (out, err) == (b"bar\ntyped\n", b"bad\n")
+    assert status["status"] == "Failure" and status["reason"] == "NonZeroExitCode"
+    assert status["details"]["causes"] == [{"reason": "ExitCode", "message": "3"}]
+    out, _, status = vk.exec("shell", ["echo", "fine"], protocol="v4.channel.k8s.io")
+    assert out == b"fine\n" and status == {"metadata": {}, "status": "Success"}
+    _, _, status = vk.exec("shell", ["no-such-command-here"])
+    assert status["status"] == "Failure" and "executable file not found" in status["message"]
+
+
+def test_restart_policies_and_previous_logs(vk: VK, kube: Kube) -> None:
+    kube.create_pod("flaky", container(py("print('attempt'); raise SystemExit(1)")), restartPolicy="OnFailure")
+    kube.create_pod("once", container(py("raise SystemExit(3)")), restartPolicy="Never")
+    kube.create_pod("imageonly", [{"name": "c", "image": "nginx"}])
+    status = wait_for(lambda: ((kube.pod("flaky") or {}).get("status", {}).get("containerStatuses") or [{}])[0]
+                      .get("restartCount", 0) >= 2 and kube.pod("flaky")["status"], what="restarts")
+    assert status["phase"] == "Running"
+    assert status["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 1
+    assert vk.get("/containerLogs/default/flaky/c?previous=true") == (200, b"attempt\n")
+    wait_for(lambda: kube.phase("once") == "Failed", what="the Never pod to fail")
+    assert kube.pod("once")["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
+    wait_for(lambda: kube.phase("imageonly") == "Failed", what="the pod without a command to fail")
+    assert kube.pod("imageonly")["status"]["reason"] == "NoCommand"
+    assert "has no command" in kube.pod("imageonly")["status"]["message"]
