@@ -130,8 +130,8 @@ def test_add_after_delays_and_the_earliest_time_wins() -> None:
     first = time.monotonic() - start
     assert q.get(timeout=2) == "late"
     second = time.monotonic() - start
-    assert 0.09 <= first < 0.14 + 0.1
-    assert 0.14 <= second < 0.3
+    assert 0.09 <= first < 0.15 + 0.2  # upper bounds only catch "much later": the machine is shared
+    assert 0.14 <= second < 0.3 + 0.2
 
 
 def test_delayed_items_are_dropped_at_shut_down() -> None:
@@ -184,7 +184,7 @@ def test_add_rate_limited_waits_the_backoff() -> None:
         timings.append(time.monotonic() - start)
     assert q.num_requeues("a") == 3
     for got, want in zip(timings, (0.05, 0.1, 0.2), strict=True):
-        assert want - 0.005 <= got <= want + 0.08, timings
+        assert want - 0.005 <= got <= want + 0.15, timings
     q.forget("a")
     assert q.num_requeues("a") == 0
 
