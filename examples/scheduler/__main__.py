@@ -29,8 +29,9 @@ def run(options: SchedulerOptions, completed: componentbase.CompletedConfig[Any]
         cfg = completed.config
         assert cfg.plugins is not None
         return dry_run(options.simulation.dry_run, cfg.component_config, cfg.plugins, sys.stdout, sys.stderr)
-    log.error("The scheduling loop is not built yet; this example cannot schedule pods.")
-    return 1
+    from examples.scheduler import scheduler
+
+    return scheduler.run(completed, stop)
 
 
 def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:

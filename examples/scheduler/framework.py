@@ -144,6 +144,10 @@ class SchedulerHooks:
         """Undo ``scheduler_reserve`` (a later step failed)."""
 
     @componentbase.hookspec
+    def scheduler_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Allow (``None``) or reject the binding after Reserve; waiting (``WAIT``) is not supported here."""
+
+    @componentbase.hookspec
     def scheduler_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """Before binding (volumes and the like)."""
 
@@ -165,6 +169,7 @@ EXTENSION_POINTS: dict[str, tuple[str, str]] = {
     "preScore": ("scheduler_pre_score", "PreScorePlugin"),
     "score": ("scheduler_score", "ScorePlugin"),
     "reserve": ("scheduler_reserve", "ReservePlugin"),
+    "permit": ("scheduler_permit", "PermitPlugin"),
     "preBind": ("scheduler_pre_bind", "PreBindPlugin"),
     "bind": ("scheduler_bind", "BindPlugin"),
     "postBind": ("scheduler_post_bind", "PostBindPlugin"),
@@ -301,6 +306,7 @@ class Framework:
     pre_score: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
     score: list[ScorePlugin] = attrs.field(factory=list)
     reserve: list[tuple[str, Callable[..., Status | None], Callable[..., None] | None]] = attrs.field(factory=list)
+    permit: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
     pre_bind: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
     bind: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
     post_bind: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
@@ -321,6 +327,18 @@ class Framework:
         for _, _, unreserve in reversed(self.reserve):
             if unreserve is not None:
                 unreserve(state=state, pod=pod, node_name=node_name)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Every Permit plugin must allow; the first other answer is returned (``WAIT`` becomes an error)."""
+        for name, permit in self.permit:
+            status = permit(state=state, pod=pod, node_name=node_name)
+            if status is None or status.is_success():
+                continue
+            if status.code == Code.WAIT:
+                status = Status(Code.ERROR, "waiting on permit is not supported by this scheduler")
+            status.plugin = status.plugin or name
+            return status
+        return None
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """PreBind, then the first Bind plugin that does not skip, then PostBind; the first failure returns."""
@@ -396,4 +414,4 @@ def build_framework(profile_name: str, enabled: Mapping[str, Sequence[tuple[str,
 
 
 _FIELDS = {"preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter", "preScore": "pre_score",
-           "preBind": "pre_bind", "bind": "bind", "postBind": "post_bind"}
+           "permit": "permit", "preBind": "pre_bind", "bind": "bind", "postBind": "post_bind"}

@@ -80,6 +80,12 @@ class SchedulerOptions(componentbase.ComponentOptions):
     def validate_component_config(self, cfg: Any) -> list[Exception]:
         return list(config.validate(cfg))
 
+    def connect(self, built: componentbase.Config) -> None:
+        """One keep-alive connection per binder thread, plus the watches, events and the lease."""
+        cfg: config.KubeSchedulerConfiguration = self.component_config
+        built.client = componentbase.new_api_client(built.client_connection, built.master,
+                                                    pool_maxsize=cfg.parallelism + 8)
+
     def config(self) -> componentbase.Config:
         """A ``--dry-run`` needs no client, lease or server: only the component config."""
         if not self.simulation.dry_run:

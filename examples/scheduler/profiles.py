@@ -36,8 +36,8 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 )
 
 _ATTRS = {"queueSort": "queue_sort", "preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter",
-          "preScore": "pre_score", "score": "score", "reserve": "reserve", "preBind": "pre_bind", "bind": "bind",
-          "postBind": "post_bind", "multiPoint": "multi_point"}
+          "preScore": "pre_score", "score": "score", "reserve": "reserve", "permit": "permit", "preBind": "pre_bind",
+          "bind": "bind", "postBind": "post_bind", "multiPoint": "multi_point"}
 
 
 @attrs.define

@@ -18,5 +18,5 @@ class DefaultBinder(Plugin):
         try:
             binder(pod, node_name)
         except Exception as e:  # the API refused: the pod goes back to the queue, as kube does
-            return Status(Code.ERROR, f"binding rejected: {e}")
+            return Status(Code.ERROR, str(e))
         return None

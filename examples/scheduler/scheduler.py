@@ -1,0 +1,258 @@
+"""The scheduler against a cluster: informers in, ``scheduleOne`` in a loop, bindings out, as kube-scheduler.
+
+One thread runs the scheduling cycles (the algorithm is CPU-bound Python: more threads would only take
+turns on the GIL). Each placement is assumed in the snapshot at once, so the next cycle counts it, and its
+binding cycle (Permit, PreBind, Bind, PostBind) runs on one of ``parallelism`` binder threads, where API
+calls overlap. A failed binding is undone (unreserve, forget the assumed pod) and the pod goes back to the
+queue with backoff; the informer seeing the pod bound confirms the assumption. A pod no node fits gets a
+``FailedScheduling`` event, its ``PodScheduled`` condition set to False (only when that changes), and waits
+for a cluster event that may help it.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from componentbase import events, informers
+from examples.scheduler import config, profiles
+from examples.scheduler import queue as q
+from examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
+from examples.scheduler.binder import APIBinder, unschedulable_condition
+from examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
+from examples.scheduler.handlers import SchedulerHandlers, is_assigned
+from examples.scheduler.podinfo import PodInfo
+from examples.scheduler.snapshot import Snapshot
+
+__all__ = ["SCHEDULER_ERROR", "UNSCHEDULABLE", "Scheduler", "run"]
+
+log = logging.getLogger("examples.scheduler")
+
+UNSCHEDULABLE = "Unschedulable"
+SCHEDULER_ERROR = "SchedulerError"
+#: kube truncates event messages to this many characters; the pod condition keeps the whole message.
+EVENT_MESSAGE_LIMIT = 1024
+#: How often pods parked unschedulable for too long are retried anyway (kube's 30 s).
+LEFTOVER_FLUSH_PERIOD = 30.0
+
+
+class _Workers:
+    """``n`` daemon threads running submitted calls; ``close`` lets them finish what is queued, for a bounded time."""
+
+    def __init__(self, n: int, name: str) -> None:
+        self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(n)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, task: Callable[[], None]) -> None:
+        self._tasks.put(task)
+
+    def _work(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            try:
+                task()
+            except Exception:  # a bug in one binding must not end the binder thread
+                log.exception("binding task failed")
+
+    def close(self, timeout: float) -> bool:
+        for _ in self._threads:
+            self._tasks.put(None)
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
+
+
+class Scheduler:
+    """kube-scheduler's ``Scheduler`` over one ``ApiClient``: build it, then ``run(stop)``."""
+
+    def __init__(self, api_client: Any, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
+                 rng: random.Random | None = None, hostname: str | None = None) -> None:
+        self.cfg = cfg
+        self.snapshot = Snapshot()
+        self.binder = APIBinder(api_client)
+        self.frameworks: dict[str, Framework] = profiles.build_frameworks(
+            cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
+        first = next(iter(self.frameworks.values()))
+        self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
+                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=first.queue_sort)
+        self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
+        self.factory = informers.InformerFactory(api_client)
+        self.pods = self.factory.pods()
+        self.nodes = self.factory.nodes()
+        SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
+        self.broadcaster = events.EventBroadcaster(api_client)
+        host = socket.gethostname() if hostname is None else hostname
+        self.recorders = {name: self.broadcaster.new_recorder(name, host) for name in self.frameworks}
+        self._workers: _Workers | None = None
+
+    # --- running -------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> int:
+        """Sync the caches, then schedule until ``stop``; drains bindings in flight before returning."""
+        halt = threading.Event()  # the informers' stop: set once the loop is over, whatever ended it
+        self.broadcaster.start()
+        self.factory.start(halt)
+        try:
+            if not self._wait_for_sync(stop):
+                return 0
+            log.info("Caches synced: %d nodes, scheduling for %s", len(self.snapshot),
+                     ", ".join(sorted(self.frameworks)))
+            self._workers = _Workers(self.cfg.parallelism, "binder")
+            flusher = threading.Thread(target=self._flush_leftovers, args=(stop,), name="unschedulable-flush",
+                                       daemon=True)
+            flusher.start()
+            while not stop.is_set():
+                self.schedule_one(timeout=0.5)
+            return 0
+        finally:
+            self.queue.close()
+            if self._workers is not None and not self._workers.close(10.0):
+                log.warning("bindings still in flight after 10s; leaving them")
+            halt.set()
+            self.broadcaster.shutdown(5.0)
+
+    def _wait_for_sync(self, stop: threading.Event) -> bool:
+        """Wait for the pod and node caches (forever, as kube does, but saying what is missing)."""
+        started = time.monotonic()
+        warned = started
+        while not stop.is_set():
+            if self.factory.wait_for_cache_sync(timeout=1.0):
+                return True
+            if time.monotonic() - warned >= 10.0:
+                warned = time.monotonic()
+                missing = ", ".join(repr(i) for i in self.factory.unsynced())
+                log.warning("still waiting for caches to sync after %.0fs: %s", warned - started, missing)
+        return False
+
+    def _flush_leftovers(self, stop: threading.Event) -> None:
+        while not stop.wait(LEFTOVER_FLUSH_PERIOD):
+            self.queue.flush_unschedulable_leftover()
+
+    # --- the scheduling cycle ------------------------------------------------------------------
+
+    def schedule_one(self, timeout: float | None = None) -> bool:
+        """Pop one pod and place it (or explain why not); False if no pod came within ``timeout``."""
+        qp = self.queue.pop(timeout)
+        if qp is None:
+            return False
+        cycle = self.queue.scheduling_cycle
+        pod = qp.pod
+        fw = self.frameworks.get(pod.scheduler_name)
+        if fw is None or (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+            self.queue.done(pod.key)  # not ours, or being deleted: kube's skipPodSchedule
+            return True
+        state: CycleState = {}
+        try:
+            result = self.algorithm.schedule_pod(fw, state, pod)
+        except FitError as e:
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins)
+            return True
+        except NoNodesAvailable as e:
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), ())
+            return True
+        except Exception as e:  # a plugin's bug fails this attempt, not the scheduler
+            log.exception("scheduling %s/%s failed", pod.namespace, pod.name)
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            return True
+        host = result.suggested_host
+        try:
+            self.snapshot.assume_pod(pod, host)
+        except ValueError as e:
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            return True
+        status = fw.run_reserve(state, pod, host)
+        if status is None:
+            status = fw.run_permit(state, pod, host)
+            if status is not None:
+                fw.run_unreserve(state, pod, host)
+        if status is not None:
+            self.snapshot.forget_pod(pod.key)
+            point = "Reserve" if status.plugin in {n for n, _, _ in fw.reserve} else "Permit"
+            reason = UNSCHEDULABLE if status.is_rejected() else SCHEDULER_ERROR
+            self._failed(fw, qp, cycle, reason, _plugin_message(point, status), (status.plugin,),
+                         error=not status.is_rejected())
+            return True
+        assert self._workers is not None, "schedule_one runs inside run()"
+        self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host))
+        return True
+
+    def _binding_cycle(self, fw: Framework, state: CycleState, qp: q.QueuedPodInfo, cycle: int, host: str) -> None:
+        pod = qp.pod
+        status = fw.run_bind(state, pod, host)
+        if status is None:
+            self.queue.done(pod.key)
+            self.recorders[fw.profile_name].event(
+                pod.pod, events.NORMAL, "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {host}",
+                action="Binding")
+            return
+        fw.run_unreserve(state, pod, host)
+        self.snapshot.forget_pod(pod.key)
+        self.queue.move_all_to_active_or_backoff(q.POD_DELETE)  # what it held is free again
+        point = "Bind" if status.plugin in {n for n, _ in fw.bind} else "PreBind"
+        self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True)
+
+    def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
+                plugins: Iterable[str], error: bool = False) -> None:
+        """kube's ``handleSchedulingFailure``: requeue (unless gone or bound meanwhile), event, condition."""
+        pod = qp.pod
+        cached = self.pods.get(f"{pod.namespace}/{pod.name}")
+        if cached is None or (cached.get("metadata") or {}).get("uid") != (pod.pod.get("metadata") or {}).get("uid"):
+            log.info("Pod %s/%s doesn't exist in informer cache; not retried", pod.namespace, pod.name)
+            self.queue.done(pod.key)
+            return
+        if is_assigned(cached):
+            log.info("Pod %s/%s has been assigned to node %s; not retried", pod.namespace, pod.name,
+                     cached["spec"]["nodeName"])
+            self.queue.done(pod.key)
+            return
+        if cached is not pod.pod:
+            qp.pod = PodInfo(cached)
+        self.queue.add_unschedulable_if_not_present(qp, cycle, plugins, error=error)
+        if reason == UNSCHEDULABLE:
+            log.debug("Unable to schedule %s/%s: %s", pod.namespace, pod.name, message)
+        else:
+            log.error("Error scheduling %s/%s, retrying: %s", pod.namespace, pod.name, message)
+        self.recorders[fw.profile_name].event(cached, events.WARNING, "FailedScheduling",
+                                              _truncate(message), action="Scheduling")
+        condition = unschedulable_condition(cached, reason, message)
+        if condition is not None and self._workers is not None:
+            self._workers.submit(lambda: self._write_condition(cached, condition))
+
+    def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
+        try:
+            self.binder.patch_condition(pod, condition)
+        except Exception as e:  # a conflict means the pod moved on (bound, changed): nothing to correct
+            meta = pod.get("metadata") or {}
+            log.log(logging.INFO if getattr(e, "status", None) == 409 else logging.ERROR,
+                    "Error updating pod %s/%s: %s", meta.get("namespace"), meta.get("name"), e)
+
+
+def _plugin_message(point: str, status: Status) -> str:
+    return f'running {point} plugin "{status.plugin}": {status.message()}' if status.plugin else status.message()
+
+
+def _truncate(message: str) -> str:
+    if len(message) <= EVENT_MESSAGE_LIMIT:
+        return message
+    return message[:EVENT_MESSAGE_LIMIT - 3] + "..."
+
+
+def run(completed: Any, stop: threading.Event) -> int:
+    """The scheduler's work for ``componentbase.run_component``: a ``CompletedConfig`` in, an exit code out."""
+    cfg = completed.config.component_config
+    try:
+        registry = Registry.from_plugin_manager(completed.config.plugins)
+        scheduler = Scheduler(completed.config.client, cfg, registry)
+    except (RegistryError, profiles.ProfileError) as e:  # validation catches these first; a program may not
+        for line in str(e).splitlines():
+            log.error("%s", line)
+        return 1
+    return scheduler.run(stop)
