@@ -179,3 +179,21 @@ def test_the_mock_says_which_pod_it_does_not_know() -> None:
         assert "not known to the provider" in str(err)
     else:
         raise AssertionError("expected PodNotFound")
+
+
+def test_a_restarted_node_keeps_the_processes_it_adopts(kube: Kube, run_node: Any, tmp_path: Any) -> None:
+    from examples.virtual_kubelet.providers.process.config import ProcessConfig
+    from examples.virtual_kubelet.providers.process.provider import ProcessProvider
+
+    provider = new_provider(ProcessProvider, "process", ProcessConfig(root=str(tmp_path)))
+    first = run_node(provider)
+    kube.create_pod("sleeper", [{"name": "c", "image": "-", "command": ["sleep", "30"]}])
+    wait_for(lambda: kube.phase("sleeper") == "Running", what="the pod to run")
+    (pid,) = provider.impl.pids("default", "sleeper").values()  # type: ignore[attr-defined]
+    first.stop()
+    run_node(provider)
+    wait_for(lambda: provider.implements("get_pods") and kube.phase("sleeper") == "Running", what="adoption")
+    time.sleep(0.3)  # the sync of the adopted pod has run
+    assert provider.impl.pids("default", "sleeper") == {"c": pid}  # type: ignore[attr-defined]
+    assert len(provider.get_pods()) == 1
+    provider.shutdown()

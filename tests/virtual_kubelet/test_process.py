@@ -122,8 +122,8 @@ def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs
     env = [{"name": "GREETING", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "greeting"}}},
            {"name": "WHO", "value": "$(GREETING) world"},
            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
-    code = "import os,sys; print(os.environ['WHO']); print(os.environ['TOKEN'], os.environ['POD']); " \
-           "print('to stderr', file=sys.stderr)"
+    code = "import os,sys; print(os.environ['WHO'], flush=True); print(os.environ['TOKEN'], os.environ['POD'], " \
+           "flush=True); print('to stderr', file=sys.stderr)"
     kube.create_pod("job", container(py(code), env=env, envFrom=[{"secretRef": {"name": "creds"}}]),
                     restartPolicy="Never")
     wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
@@ -175,6 +175,7 @@ def test_deleting_a_pod_kills_its_process_within_the_grace_period(vk: VK, kube: 
     kube.create_pod("stubborn", container(py(stubborn)), terminationGracePeriodSeconds=1)
     wait_for(lambda: kube.phase("stubborn") == "Running", what="the pod to run")
     pid = pid_of(kube, "stubborn")
+    wait_for(lambda: vk.get("/containerLogs/default/stubborn/c")[1] == b"up\n", what="SIGTERM to be ignored")
     assert not gone(pid)
     started = time.monotonic()
     kube.delete_pod("stubborn")
