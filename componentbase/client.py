@@ -46,6 +46,9 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
         raise ClientConfigError(f"unable to read kubeconfig {cc.kubeconfig}: {err.strerror}") from None
     if master:
         configuration.host = master
+    # No silent resends inside urllib3: a dropped POST must not be sent again behind our back, and the
+    # informers, leader election and event recorder each retry with their own backoff, as client-go does.
+    configuration.retries = False
     if pool_maxsize is not None:
         configuration.connection_pool_maxsize = pool_maxsize
     api = client.ApiClient(configuration)
