@@ -110,7 +110,7 @@ class Scheduler:
                                        daemon=True)
             flusher.start()
             while not stop.is_set():
-                self.schedule_one(timeout=0.5)
+                self.schedule_one()  # returns at once when the stop closes the queue
             return 0
         finally:
             self.queue.close()
@@ -133,8 +133,10 @@ class Scheduler:
         return False
 
     def _flush_leftovers(self, stop: threading.Event) -> None:
+        """Every 30 s, retry pods parked too long; on stop, close the queue so the loop's ``pop`` returns."""
         while not stop.wait(LEFTOVER_FLUSH_PERIOD):
             self.queue.flush_unschedulable_leftover()
+        self.queue.close()
 
     # --- the scheduling cycle ------------------------------------------------------------------
 
@@ -201,17 +203,23 @@ class Scheduler:
 
     def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
                 plugins: Iterable[str], error: bool = False) -> None:
-        """kube's ``handleSchedulingFailure``: requeue (unless gone or bound meanwhile), event, condition."""
+        """kube's ``handleSchedulingFailure``: requeue, record ``FailedScheduling``, set the pod's condition.
+
+        A pod deleted meanwhile is dropped; one bound meanwhile (by someone else) is not retried and keeps
+        its condition, but still gets the event that says this scheduler's binding failed.
+        """
         pod = qp.pod
         cached = self.pods.get(f"{pod.namespace}/{pod.name}")
         if cached is None or (cached.get("metadata") or {}).get("uid") != (pod.pod.get("metadata") or {}).get("uid"):
             log.info("Pod %s/%s doesn't exist in informer cache; not retried", pod.namespace, pod.name)
             self.queue.done(pod.key)
             return
+        recorder = self.recorders[fw.profile_name]
         if is_assigned(cached):
             log.info("Pod %s/%s has been assigned to node %s; not retried", pod.namespace, pod.name,
                      cached["spec"]["nodeName"])
             self.queue.done(pod.key)
+            recorder.event(cached, events.WARNING, "FailedScheduling", _truncate(message), action="Scheduling")
             return
         if cached is not pod.pod:
             qp.pod = PodInfo(cached)
@@ -220,8 +228,7 @@ class Scheduler:
             log.debug("Unable to schedule %s/%s: %s", pod.namespace, pod.name, message)
         else:
             log.error("Error scheduling %s/%s, retrying: %s", pod.namespace, pod.name, message)
-        self.recorders[fw.profile_name].event(cached, events.WARNING, "FailedScheduling",
-                                              _truncate(message), action="Scheduling")
+        recorder.event(cached, events.WARNING, "FailedScheduling", _truncate(message), action="Scheduling")
         condition = unschedulable_condition(cached, reason, message)
         if condition is not None and self._workers is not None:
             self._workers.submit(lambda: self._write_condition(cached, condition))
