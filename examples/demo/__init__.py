@@ -1,0 +1,1 @@
+"""The main job: a whole small cluster of example components, scheduling and running a batch of pods."""
