@@ -1,0 +1,262 @@
+"""The example scheduler end to end, as a ratio to the binding rate its own client reaches on the same server.
+
+One run, one loopback API server in its own process (as a real kube-apiserver would be):
+
+(a) ceiling: pod binding POSTs (``create_namespaced_pod_binding(..., _preload_content=False)``, response
+    read so the connection is kept alive) through a client built exactly as the scheduler builds its own,
+    back to back from one thread and from ``parallelism`` threads; the ceiling is the faster of the two.
+(b) end to end: the scheduler (its ``Command``, in this process, leader election off) with 500 nodes synced;
+    a second process creates 1,000 pending pods over raw keep-alive HTTP and watches them; b is 1,000
+    divided by the time from its first create request to the watch event of the last pod bound. Nodes and
+    pods are the mixed ones of ``scheduler_algorithm.py`` (zones, taints, cordons, selectors, tolerations,
+    preferred affinity, host ports).
+(c) b / a: target at least 0.8. Also b over the rate of binding+Event POST pairs from one thread: every
+    scheduled pod costs those two calls, so this says what the scheduling itself adds.
+(d) the algorithm alone on a 5,000-node in-memory snapshot: ``scheduler_algorithm.py``, run as it is.
+
+    python benchmarks/scheduler.py [--nodes 500] [--pods 1000] [--ceiling-binds 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from scheduler_algorithm import make_node, make_pod  # noqa: E402
+
+TARGET_RATIO = 0.8
+NAMESPACE = "bench"
+
+#: The second process: creates the pods over raw HTTP, and watches until every one is bound.
+CREATOR = textwrap.dedent('''
+    import http.client, json, sys, threading, time
+    host, port, namespace, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    pods = json.load(open(path))
+    names = {p["metadata"]["name"] for p in pods}
+    bound, done, ready = set(), threading.Event(), threading.Event()
+    def watch():
+        conn = http.client.HTTPConnection(host, port, timeout=120)
+        conn.request("GET", f"/api/v1/namespaces/{namespace}/pods?watch=true&resourceVersion=0"
+                     "&timeoutSeconds=120")
+        resp = conn.getresponse()
+        ready.set()
+        for line in resp:
+            obj = json.loads(line)["object"]
+            name = obj["metadata"]["name"]
+            if name in names and obj.get("spec", {}).get("nodeName"):
+                bound.add(name)
+                if len(bound) == len(names):
+                    done.set()
+                    return
+    threading.Thread(target=watch, daemon=True).start()
+    ready.wait(10)
+    conn = http.client.HTTPConnection(host, port, timeout=60)
+    headers = {"Content-Type": "application/json"}
+    start = time.monotonic()
+    for pod in pods:
+        conn.request("POST", f"/api/v1/namespaces/{namespace}/pods", json.dumps(pod), headers)
+        resp = conn.getresponse()
+        resp.read()
+        if resp.status != 201:
+            sys.exit(f"create: {resp.status}")
+    created = time.monotonic()
+    if not done.wait(120):
+        sys.exit(f"only {len(bound)} of {len(names)} pods bound after 120 s")
+    print(json.dumps({"create_seconds": created - start, "seconds": time.monotonic() - start}))
+''')
+
+
+def _raw(conn: http.client.HTTPConnection, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    conn.request(method, path, json.dumps(body) if body is not None else None, {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    data = resp.read()
+    if resp.status >= 300:
+        raise RuntimeError(f"{method} {path}: {resp.status} {data[:200]!r}")
+    return json.loads(data)  # type: ignore[no-any-return]
+
+
+def _threads(n: int, items: list[str], work: Any) -> float:
+    """Run ``work(item)`` over ``items`` from ``n`` threads; the rate per second."""
+    lock = threading.Lock()
+    it = iter(items)
+
+    def loop() -> None:
+        while True:
+            with lock:
+                item = next(it, None)
+            if item is None:
+                return
+            work(item)
+
+    threads = [threading.Thread(target=loop) for _ in range(n)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(items) / (time.perf_counter() - start)
+
+
+def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, parallelism: int,
+            ) -> tuple[float, float, float]:
+    """Binding POSTs per second from one thread and from ``parallelism`` threads, with the scheduler's client;
+    and binding+Event POST pairs per second from one thread (the API work each scheduled pod needs)."""
+    from kubernetes.client import CoreV1Api
+
+    import componentbase
+
+    cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig)
+    api = componentbase.new_api_client(cc, pool_maxsize=parallelism + 8)  # as SchedulerOptions.connect
+    v1: Any = CoreV1Api(api)
+    _raw(conn, "POST", "/api/v1/namespaces", {"metadata": {"name": "ceiling"}})
+    names = [f"c-{i}" for i in range(3 * binds)]
+    for name in names:
+        _raw(conn, "POST", "/api/v1/namespaces/ceiling/pods",
+             {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
+
+    def bind(name: str) -> None:
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": "ceiling"},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": "nowhere"}}  # counts on no real node
+        resp = v1.create_namespaced_pod_binding(name, "ceiling", body, _preload_content=False)
+        resp.read()
+        if resp.status != 201:
+            raise RuntimeError(f"binding {name}: {resp.status}")
+
+    def bind_and_event(name: str) -> None:
+        bind(name)
+        event = {"metadata": {"name": f"{name}.event", "namespace": "ceiling"}, "type": "Normal",
+                 "involvedObject": {"kind": "Pod", "namespace": "ceiling", "name": name}, "reason": "Scheduled",
+                 "message": f"Successfully assigned ceiling/{name} to nowhere", "count": 1,
+                 "source": {"component": "default-scheduler"}, "reportingComponent": "default-scheduler"}
+        v1.create_namespaced_event("ceiling", event, _preload_content=False).read()
+
+    one = _threads(1, names[:binds], bind)
+    many = _threads(parallelism, names[binds:2 * binds], bind)
+    pairs = _threads(1, names[2 * binds:], bind_and_event)
+    api.close()
+    return one, many, pairs
+
+
+def end_to_end(kubeconfig: str, url: str, nodes: int, pods: int, tmp: str, parallelism: int = 16,
+               ) -> tuple[float, float, int]:
+    """The scheduler's pods/s for ``pods`` pods created by another process; also their creation time."""
+    from componentbase import configz
+    from examples.scheduler.__main__ import new_command
+
+    rng = random.Random(1)
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+    for i in range(nodes):
+        _raw(conn, "POST", "/api/v1/nodes", make_node(i, rng))
+    manifests = []
+    for i in range(pods):
+        p = make_pod(i, rng)
+        p["metadata"] = {"name": f"pod-{i}"}
+        manifests.append(p)
+    pods_file = os.path.join(tmp, "pods.json")
+    with open(pods_file, "w") as f:
+        json.dump(manifests, f)
+    cfg = os.path.join(tmp, "scheduler.yaml")
+    with open(cfg, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                f"parallelism: {parallelism}\n"
+                f"clientConnection:\n  kubeconfig: {kubeconfig}\nleaderElection:\n  leaderElect: false\n")
+    command = new_command()
+    command.configz_registry = configz.Registry()
+    stop = threading.Event()
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(command.execute(
+        [f"--config={cfg}", "--secure-port=0", "-v=0"], stop=stop)), daemon=True)
+    thread.start()
+    # Synced once a warm-up pod is bound (it also warms the connections).
+    _raw(conn, "POST", f"/api/v1/namespaces/{NAMESPACE}/pods",
+         {"metadata": {"name": "warm-up"}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    deadline = time.monotonic() + 60
+    while not _raw(conn, "GET", f"/api/v1/namespaces/{NAMESPACE}/pods/warm-up")["spec"].get("nodeName"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the scheduler did not bind the warm-up pod within 60 s")
+        time.sleep(0.05)
+    try:
+        out = subprocess.run([sys.executable, "-c", CREATOR, parts.hostname or "127.0.0.1", str(parts.port),
+                              NAMESPACE, pods_file], capture_output=True, text=True, timeout=180)
+        if out.returncode != 0:
+            raise RuntimeError(f"creator failed: {out.stderr.strip()[-500:]}")
+        result = json.loads(out.stdout)
+    finally:
+        stop.set()
+        thread.join(30)
+    bound = sum(1 for p in _raw(conn, "GET", f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
+                if p["spec"].get("nodeName"))
+    conn.close()
+    return pods / result["seconds"], result["create_seconds"], bound - 1
+
+
+def algorithm_rate() -> tuple[float, str]:
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scheduler_algorithm.py")], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT)
+    found = re.search(r"= (\d+) pods/s", out.stdout)
+    if out.returncode != 0 or not found:
+        raise RuntimeError(f"scheduler_algorithm.py failed: {out.stderr.strip()[-500:]}")
+    return float(found.group(1)), out.stdout.strip().splitlines()[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=500)
+    parser.add_argument("--pods", type=int, default=1000)
+    parser.add_argument("--ceiling-binds", type=int, default=1000, help="binding POSTs per ceiling measurement")
+    parser.add_argument("--parallelism", type=int, default=16,
+                        help="the scheduler's parallelism (binder threads), also the ceiling's thread count")
+    parser.add_argument("--skip-algorithm", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        kubeconfig = os.path.join(tmp, "kubeconfig")
+        server = subprocess.Popen([sys.executable, "-m", "componentbase.testing.apiserver", "--port", "0",
+                                   "--kubeconfig", kubeconfig], stdout=subprocess.PIPE, text=True)
+        try:
+            assert server.stdout is not None
+            url = server.stdout.readline().strip()
+            parts = urlsplit(url)
+            conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+            _raw(conn, "POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+            one, many, pairs = ceiling(kubeconfig, conn, args.ceiling_binds, args.parallelism)
+            a = max(one, many)
+            print(f"(a) binding POSTs, the scheduler's client: {one:.0f}/s from 1 thread, "
+                  f"{many:.0f}/s from {args.parallelism} threads; ceiling a = {a:.0f}/s")
+            print(f"    binding + Scheduled Event POST pairs (the API work of one pod), 1 thread: {pairs:.0f}/s")
+            b, create_seconds, bound = end_to_end(kubeconfig, url, args.nodes, args.pods, tmp, args.parallelism)
+            print(f"(b) end to end: {args.pods} pods on {args.nodes} nodes, first create to last bound: "
+                  f"b = {b:.0f} pods/s ({bound} bound; their creation took {create_seconds:.2f} s)")
+            ratio = b / a
+            verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
+            print(f"(c) b / a = {ratio:.2f} (target >= {TARGET_RATIO}): {verdict}; "
+                  f"b / pairs = {b / pairs:.2f}")
+        finally:
+            server.terminate()
+            server.wait(10)
+    if not args.skip_algorithm:
+        rate, line = algorithm_rate()
+        print(f"(d) algorithm only, default plugins, {line}: {rate:.0f} pods/s (target >= 500): "
+              f"{'meets' if rate >= 500 else 'MISSES'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
