@@ -71,8 +71,9 @@ def test_deleting_a_pod_deletes_it_in_the_provider_then_from_the_api(kube: Kube,
     kube.delete_pod("web")  # graceful: the API only marks it; the node finishes it
     wait_for(lambda: kube.pod("web") is None, what="the pod to be removed")
     assert provider.impl.deletes == 1 and provider.get_pods() == []  # type: ignore[attr-defined]
-    reasons = [e["reason"] for e in kube.events()]
-    assert "ProviderCreateSuccess" in reasons and "ProviderDeleteSuccess" in reasons
+    # Events are sent in the background: wait for them rather than race their sender.
+    wanted = {"ProviderCreateSuccess", "ProviderDeleteSuccess"}
+    wait_for(lambda: wanted <= {e["reason"] for e in kube.events()}, what="the provider's events")
 
 
 def test_a_failing_provider_is_retried_with_backoff_and_reported(kube: Kube, run_node: Any) -> None:
@@ -107,8 +108,9 @@ def test_a_failing_provider_is_retried_with_backoff_and_reported(kube: Kube, run
     attempts = provider.impl.attempts  # type: ignore[attr-defined]
     gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert len(attempts) == 4 and gaps[2] > gaps[0]  # backing off
-    failed_events = [e for e in kube.events() if e["reason"] == "ProviderCreateFailed"]
-    assert failed_events and failed_events[0]["message"] == "backend exploded"
+    failed_events = wait_for(lambda: [e for e in kube.events() if e["reason"] == "ProviderCreateFailed"],
+                             what="the ProviderCreateFailed event")
+    assert failed_events[0]["message"] == "backend exploded"
     assert failed_events[0]["type"] == "Warning"
 
 
