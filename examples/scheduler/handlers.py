@@ -103,7 +103,10 @@ class SchedulerHandlers:
             self.queue.update(PodInfo(new))
 
     def pending_deleted(self, pod: Obj | informers.DeletedFinalStateUnknown) -> None:
-        self.queue.delete(pod_key(informers.deleted_object(pod)))
+        """Deleted, finished, or bound (then the bound-pod handler, called first, has confirmed it)."""
+        key = pod_key(informers.deleted_object(pod))
+        self.queue.delete(key)
+        self.snapshot.forget_pod(key)  # deleted while its binding was in flight: what it held is free
 
     # nodes: the snapshot
 

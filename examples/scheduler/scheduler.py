@@ -151,6 +151,11 @@ class Scheduler:
         if fw is None or (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
             self.queue.done(pod.key)  # not ours, or being deleted: kube's skipPodSchedule
             return True
+        if self.snapshot.is_assumed(pod.key):
+            # Updated while its binding is in flight: look again after a backoff, by when it is bound
+            # (and leaves the queue) or its binding failed.
+            self.queue.add_unschedulable_if_not_present(qp, cycle, error=True)
+            return True
         state: CycleState = {}
         try:
             result = self.algorithm.schedule_pod(fw, state, pod)
