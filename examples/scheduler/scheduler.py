@@ -80,9 +80,10 @@ class Scheduler:
         self.binder = APIBinder(api_client)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(
             cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
-        first = next(iter(self.frameworks.values()))
+        sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
+        less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
-                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=first.queue_sort)
+                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.factory = informers.InformerFactory(api_client)
         self.pods = self.factory.pods()
