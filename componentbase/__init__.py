@@ -6,7 +6,10 @@ which loads only when a component connects to a cluster.
 
 __version__ = "0.1.0"
 
-from componentbase import configz, events, informers, metrics, quantity, serving, version, workqueue
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from componentbase import configz, metrics, quantity, serving, version
 from componentbase.appconfig import CompletedConfig, Config
 from componentbase.cli.command import Command, RunFunc
 from componentbase.cli.flags import (
@@ -34,18 +37,8 @@ from componentbase.config.types import (
     validate_leader_election_configuration,
 )
 from componentbase.duration import Duration, format_duration, parse_duration
-from componentbase.events import EventBroadcaster, EventRecorder
 from componentbase.featuregate import FeatureGate, FeatureSpec, Stage
 from componentbase.fileutil import write_atomic
-from componentbase.informers import (
-    DeletedFinalStateUnknown,
-    Indexer,
-    InformerFactory,
-    ListWatch,
-    SharedInformer,
-    deleted_object,
-    meta_namespace_key,
-)
 from componentbase.logs import LogsOptions, V
 from componentbase.options.base import Options, flag
 from componentbase.options.component import ComponentOptions
@@ -64,16 +57,65 @@ from componentbase.serving import (
 )
 from componentbase.validation import field
 from componentbase.validation.field import AggregateError, FieldError
-from componentbase.workqueue import (
-    BucketRateLimiter,
-    ItemExponentialFailureRateLimiter,
-    MaxOfRateLimiter,
-    RateLimitingQueue,
-    ShutDown,
-    WorkQueue,
-    default_controller_rate_limiter,
-    run_workers,
-)
+
+# The controller machinery loads on first use: a component's --help need not pay for it.
+_LAZY = {
+    "events": "componentbase.events",
+    "EventBroadcaster": "componentbase.events",
+    "EventRecorder": "componentbase.events",
+    "informers": "componentbase.informers",
+    "DeletedFinalStateUnknown": "componentbase.informers",
+    "Indexer": "componentbase.informers",
+    "InformerFactory": "componentbase.informers",
+    "ListWatch": "componentbase.informers",
+    "SharedInformer": "componentbase.informers",
+    "deleted_object": "componentbase.informers",
+    "meta_namespace_key": "componentbase.informers",
+    "workqueue": "componentbase.workqueue",
+    "BucketRateLimiter": "componentbase.workqueue",
+    "ItemExponentialFailureRateLimiter": "componentbase.workqueue",
+    "MaxOfRateLimiter": "componentbase.workqueue",
+    "RateLimitingQueue": "componentbase.workqueue",
+    "ShutDown": "componentbase.workqueue",
+    "WorkQueue": "componentbase.workqueue",
+    "default_controller_rate_limiter": "componentbase.workqueue",
+    "run_workers": "componentbase.workqueue",
+}
+
+if TYPE_CHECKING:
+    from componentbase import events, informers, workqueue
+    from componentbase.events import EventBroadcaster, EventRecorder
+    from componentbase.informers import (
+        DeletedFinalStateUnknown,
+        Indexer,
+        InformerFactory,
+        ListWatch,
+        SharedInformer,
+        deleted_object,
+        meta_namespace_key,
+    )
+    from componentbase.workqueue import (
+        BucketRateLimiter,
+        ItemExponentialFailureRateLimiter,
+        MaxOfRateLimiter,
+        RateLimitingQueue,
+        ShutDown,
+        WorkQueue,
+        default_controller_rate_limiter,
+        run_workers,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Load a lazily exported name (PEP 562) and keep it, so the next access is a plain lookup."""
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'componentbase' has no attribute {name!r}")
+    module = importlib.import_module(module_name)
+    value = module if module_name.endswith("." + name) else getattr(module, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BOOL",

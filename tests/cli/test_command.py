@@ -191,3 +191,13 @@ def test_the_command_registry_is_the_one_the_config_serves() -> None:
 
     assert execute([], run=run, registry=registry)[0] == 0
     assert seen == [registry]
+
+
+def test_the_controller_machinery_loads_only_when_used() -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys, componentbase; before = 'componentbase.informers' in sys.modules; "
+             "componentbase.InformerFactory; print(before, 'componentbase.informers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    assert out.split() == ["False", "True"]
