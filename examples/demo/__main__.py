@@ -108,8 +108,9 @@ class Demo:
         self.workdir = workdir
         self.kubeconfig = kubeconfig
         self.api = componentbase.new_api_client(componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig))
-        if not token:
-            bearer = (self.api.configuration.api_key or {}).get("authorization", "")
+        if not token:  # the kubeconfig's own bearer token, as the official client loaded it
+            keys = self.api.configuration.api_key or {}
+            bearer = keys.get("BearerToken") or keys.get("authorization") or ""
             token = bearer.removeprefix("Bearer ")
         # Typed as Any: the calls pass plain dicts and read raw JSON (_preload_content=False).
         self.core: Any = client.CoreV1Api(self.api)

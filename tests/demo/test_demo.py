@@ -32,3 +32,23 @@ def test_demo_refuses_bad_flags() -> None:
     assert result.returncode == 1
     assert result.stderr.splitlines() == ["Error: pods: Invalid value: 0: must be at least 1",
                                           'Error: kubeconfig: Invalid value: "/nonexistent": no such file']
+
+
+def test_demo_against_a_given_cluster_leaves_nothing_behind() -> None:
+    from kubernetes import client
+
+    from componentbase.testing import LoopbackAPIServer, User
+
+    admin = User("someone", "someone", ("system:masters",))
+    with LoopbackAPIServer(tokens={"a-real-clusters-token": admin}) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "examples.demo", "--pods=4", "--nodes=2", "--schedulers=1",
+             f"--kubeconfig={server.kubeconfig_path}", "--timeout=2m"],
+            cwd=ROOT, capture_output=True, text=True, timeout=240)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "loopback API server" not in result.stdout  # it used ours, started none of its own
+        assert "4/4 pods succeeded, 0 failed" in result.stdout
+        assert "hello from demo-000" in result.stdout  # the kubelet API took the kubeconfig's token
+        v1 = client.CoreV1Api(server.api_client())
+        assert v1.list_namespaced_pod("default", label_selector="app=componentbase-demo").items == []
+        assert v1.list_node(label_selector="type=virtual-kubelet").items == []
