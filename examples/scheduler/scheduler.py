@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 from componentbase import events, informers
 from examples.scheduler import config, profiles
@@ -74,7 +74,8 @@ class Scheduler:
     """kube-scheduler's ``Scheduler`` over one ``ApiClient``: build it, then ``run(stop)``."""
 
     def __init__(self, api_client: Any, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
-                 rng: random.Random | None = None, hostname: str | None = None) -> None:
+                 rng: random.Random | None = None, hostname: str | None = None,
+                 event_sink: Literal["thread", "process"] = "thread") -> None:
         self.cfg = cfg
         self.snapshot = Snapshot()
         self.binder = APIBinder(api_client)
@@ -89,7 +90,7 @@ class Scheduler:
         self.pods = self.factory.pods()
         self.nodes = self.factory.nodes()
         SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
-        self.broadcaster = events.EventBroadcaster(api_client)
+        self.broadcaster = events.EventBroadcaster(api_client, sink=event_sink)
         host = socket.gethostname() if hostname is None else hostname
         self.recorders = {name: self.broadcaster.new_recorder(name, host) for name in self.frameworks}
         self._workers: _Workers | None = None
@@ -263,7 +264,8 @@ def run(completed: Any, stop: threading.Event) -> int:
     cfg = completed.config.component_config
     try:
         registry = Registry.from_plugin_manager(completed.config.plugins)
-        scheduler = Scheduler(completed.config.client, cfg, registry)
+        # Events from a child process: each one is an API call this process's GIL need not pay for.
+        scheduler = Scheduler(completed.config.client, cfg, registry, event_sink="process")
     except (RegistryError, profiles.ProfileError) as e:  # validation catches these first; a program may not
         for line in str(e).splitlines():
             log.error("%s", line)

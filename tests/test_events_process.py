@@ -1,0 +1,190 @@
+"""``EventBroadcaster(sink="process")`` against the loopback API server: the sender in a child process."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from componentbase.events import EventBroadcaster
+from componentbase.testing import LoopbackAPIServer, User
+
+POD = {"kind": "Pod", "apiVersion": "v1",
+       "metadata": {"name": "web-1", "namespace": "default", "uid": "uid-1", "resourceVersion": "7"}}
+
+
+def _events(api: client.ApiClient, namespace: str = "default") -> list[dict[str, Any]]:
+    resp = client.CoreV1Api(api).list_namespaced_event(namespace, _preload_content=False)
+    items: list[dict[str, Any]] = json.loads(resp.data)["items"]
+    return sorted(items, key=lambda e: e["metadata"]["creationTimestamp"] + e["metadata"]["name"])
+
+
+def _wait(cond: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while not (result := cond()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.01)
+    return result
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only a zombie waiting for a reaper that is not its parent."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture
+def process_broadcaster(kube_client: client.ApiClient) -> Iterator[EventBroadcaster]:
+    b = EventBroadcaster(kube_client, retry_delay=0.02, sink="process", max_similar=3)
+    b.start()
+    yield b
+    b.shutdown(2)
+
+
+def test_events_arrive_from_a_child_process_and_repeats_aggregate(
+        kube_client: client.ApiClient, process_broadcaster: EventBroadcaster) -> None:
+    b = process_broadcaster
+    assert b.sink == "process"
+    assert b.sender_pid is not None and b.sender_pid != os.getpid()
+    recorder = b.new_recorder("default-scheduler", host="host-a")
+    for _ in range(5):
+        recorder.event(POD, "Normal", "Scheduled", "Successfully assigned default/web-1 to n1", action="Binding")
+    for i in range(5):  # more than max_similar messages: combined into one Event
+        recorder.event(POD, "Warning", "BackOff", f"attempt {i}")
+    assert b.flush(10)
+    events = _events(kube_client)
+    [scheduled] = [e for e in events if e["reason"] == "Scheduled"]
+    assert scheduled["count"] == 5
+    assert scheduled["source"] == {"component": "default-scheduler", "host": "host-a"}
+    assert scheduled["involvedObject"]["uid"] == "uid-1"
+    assert scheduled["action"] == "Binding"
+    backoff = sorted((e["message"], e["count"]) for e in events if e["reason"] == "BackOff")
+    assert backoff == [("(combined from similar events): attempt 4", 2), ("attempt 0", 1), ("attempt 1", 1),
+                       ("attempt 2", 1)]
+    assert b.sent == len(events)
+
+
+def test_the_childs_log_lines_reach_the_parents_log(kube_client: client.ApiClient,
+                                                     process_broadcaster: EventBroadcaster,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    ghost = {**POD, "metadata": {**POD["metadata"], "namespace": "no-such-namespace"}}  # type: ignore[dict-item]
+    process_broadcaster.new_recorder("c").event(ghost, "Normal", "R", "m")
+    assert process_broadcaster.flush(10)
+    [line] = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert 'namespaces "no-such-namespace" not found' in line
+    assert "\n" not in line
+
+
+def test_full_queue_drops_with_one_line_and_shutdown_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="componentbase.events")
+    with LoopbackAPIServer() as server:
+        server.faults.set(stall=30, verbs=["create"], resources=["events"])
+        api = server.api_client()
+        b = EventBroadcaster(api, queue_size=5, request_timeout=30, sink="process")
+        recorder = b.new_recorder("c")
+        started = time.monotonic()
+        for i in range(50):
+            recorder.event(POD, "Normal", "R", f"message {i}")
+        assert time.monotonic() - started < 0.5
+        assert len([r for r in caplog.records if "event queue full" in r.getMessage()]) == 1
+        assert not b.flush(0.2)  # the server holds the first create
+        pid = b.sender_pid
+        assert pid is not None
+        started = time.monotonic()
+        b.shutdown(0.5)
+        assert time.monotonic() - started < 2.5
+        assert _gone(pid)
+        server.faults.clear()
+        api.close()
+
+
+def test_after_shutdown_the_child_is_gone_and_nothing_is_lost(kube_client: client.ApiClient) -> None:
+    b = EventBroadcaster(kube_client, sink="process")
+    recorder = b.new_recorder("c")
+    for i in range(20):
+        recorder.event({**POD, "metadata": {"name": f"p{i}", "namespace": "default"}}, "Normal", "R", "m")
+    pid = b.sender_pid
+    assert pid is not None
+    b.shutdown(10)  # flushes first
+    assert len(_events(kube_client)) == 20
+    assert _gone(pid)
+    recorder.event(POD, "Normal", "R", "after shutdown: ignored")
+    assert len(_events(kube_client)) == 20
+
+
+def test_a_killed_child_is_replaced_by_a_thread_with_one_line(kube_client: client.ApiClient,
+                                                               process_broadcaster: EventBroadcaster,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    b = process_broadcaster
+    pid = b.sender_pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    _wait(lambda: any("event sender process exited" in r.getMessage() for r in caplog.records), what="the log line")
+    b.new_recorder("c").event(POD, "Normal", "R", "after the child died")
+    assert b.flush(5)
+    assert [e["message"] for e in _events(kube_client)] == ["after the child died"]
+    assert len([r for r in caplog.records if "event sender process exited" in r.getMessage()]) == 1
+
+
+def test_a_client_that_cannot_be_carried_sends_from_a_thread(kube_client: client.ApiClient,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    kube_client.configuration.refresh_api_key_hook = lambda configuration: None  # type: ignore[assignment]
+    b = EventBroadcaster(kube_client, sink="process")
+    b.new_recorder("c").event(POD, "Normal", "R", "m")
+    assert b.flush(5)
+    assert b.sink == "thread" and b.sender_pid is None
+    [line] = [r.getMessage() for r in caplog.records if "not a child process" in r.getMessage()]
+    assert "refresh_api_key_hook" in line
+    assert len(_events(kube_client)) == 1
+    b.shutdown(2)
+
+
+def test_the_bearer_token_is_carried() -> None:
+    with LoopbackAPIServer(tokens={"s3cret": User("sched", "u1", ("system:masters",))}) as server:
+        api = server.api_client()
+        b = EventBroadcaster(api, sink="process", max_tries=1)
+        b.new_recorder("c").event(POD, "Normal", "R", "m")
+        assert b.flush(10)
+        assert b.sink == "process"
+        assert len(_events(api)) == 1  # an unauthenticated create would have been refused
+        b.shutdown(2)
+        api.close()
+
+
+PARENT = textwrap.dedent('''
+    import sys, time
+    from componentbase.events import EventBroadcaster
+    from kubernetes import config
+    b = EventBroadcaster(config.new_client_from_config(config_file=sys.argv[1]), sink="process")
+    b.new_recorder("c").event({"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}, "Normal", "R", "m")
+    b.flush(30)
+    print(b.sender_pid, flush=True)
+    time.sleep(60)
+''')
+
+
+def test_the_child_exits_when_its_parent_is_killed(kube_apiserver: LoopbackAPIServer) -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, kube_apiserver.kubeconfig_path], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert not _gone(child)
+    finally:
+        parent.kill()
+        parent.wait(10)
+    _wait(lambda: _gone(child), timeout=5, what=f"the event sender {child} to exit")
