@@ -63,6 +63,7 @@ _LAZY = {
     "events": "componentbase.events",
     "EventBroadcaster": "componentbase.events",
     "EventRecorder": "componentbase.events",
+    "unvalidated": "componentbase.fastcall",
     "informers": "componentbase.informers",
     "DeletedFinalStateUnknown": "componentbase.informers",
     "Indexer": "componentbase.informers",
@@ -85,6 +86,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from componentbase import events, informers, workqueue
     from componentbase.events import EventBroadcaster, EventRecorder
+    from componentbase.fastcall import unvalidated
     from componentbase.informers import (
         DeletedFinalStateUnknown,
         Indexer,
@@ -194,6 +196,7 @@ __all__ = [
     "run_workers",
     "serving",
     "structure",
+    "unvalidated",
     "validate_client_connection_configuration",
     "validate_leader_election_configuration",
     "version",

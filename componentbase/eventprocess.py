@@ -7,10 +7,11 @@ correlates and writes; the parent pays a deque append per event and one pickled 
 
 Protocol, one socket pair with ``multiprocessing.connection`` framing. First the child's arguments
 (client description, writer settings, parent pid, log level); then parent -> child
-``("events", [(time, event), ...])`` and ``("stop",)``; child -> parent ``("done", n, sent, calls)``
-after each batch (``calls``: its API calls as ``(verb, code, seconds)``, for the parent's metrics) and
-``("log", level, message)`` for what the writer logs. The child ends on ``stop``, when the pipe
-closes, or when its parent is gone (it checks every second): never an orphan.
+``("events", [(time, event), ...])`` and ``("stop",)``; child -> parent ``("ready",)`` once its
+client is built, ``("done", n, sent, calls)`` after each batch (``calls``: its API calls as
+``(verb, code, seconds)``, for the parent's metrics) and ``("log", level, message)`` for what the
+writer logs. The child ends on ``stop``, when the pipe closes, or when its parent is gone (it checks
+every second): never an orphan.
 If the child dies, the parent logs one line and sends from a thread of its own from then on.
 """
 
@@ -62,6 +63,7 @@ class ProcessSender:
         self._pending = 0  # submitted, not yet reported done by the child
         self._sent = 0
         self._closing = False
+        self.ready = threading.Event()  # the child has its client, or is gone
         self._conn, self.process = _spawn(description, settings)
         self._feeder = threading.Thread(target=self._feed, name="event-sender-feed", daemon=True)
         self._reader = threading.Thread(target=self._read, name="event-sender-replies", daemon=True)
@@ -140,6 +142,8 @@ class ProcessSender:
                     self._done(message[1], message[2], message[3])
                 elif message[0] == "log":
                     log.log(message[1], "%s", message[2])
+                elif message[0] == "ready":
+                    self.ready.set()
         except (EOFError, OSError):
             pass
         if not self._closing:
@@ -167,6 +171,7 @@ class ProcessSender:
             lost, self._pending = self._pending, 0
             self._cond.notify_all()
         self._items.clear()
+        self.ready.set()
         log.error("event sender process exited (code %s); %d events lost; sending events from this process",
                   self.process.returncode, lost)
 
@@ -272,6 +277,8 @@ def child_main() -> None:
         _exit(1)
     calls = _Calls()
     writer = EventWriter(api, settings, stopped, observe=calls.observe)
+    writer.prepare()
+    send(("ready",))
     threading.Thread(target=_write_loop, args=(inbox, writer, calls, send), daemon=True).start()
     try:
         while os.getppid() == parent:

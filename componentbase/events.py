@@ -206,6 +206,12 @@ class EventBroadcaster:
             threading.Thread(target=self._shutdown_on, args=(stop,), name="event-broadcaster-stop",
                              daemon=True).start()
 
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the sender can write (a child process has imported the client: about a second of
+        CPU that a component may rather spend before its hot loop than during it); False on timeout."""
+        ready = getattr(self._ensure_sender(), "ready", None)
+        return True if ready is None else bool(ready.wait(timeout))
+
     def _ensure_sender(self) -> Any:
         with self._lock:
             if self._sender is None:

@@ -194,22 +194,30 @@ class EventWriter:
                 if self.stopped.wait(delay):
                     return
 
-    def _core(self) -> Any:
+    def prepare(self) -> None:
+        """Import the client's API module now rather than on the first event (it takes a while)."""
+        self._core()
+
+    def _core(self) -> tuple[Any, Any]:
+        """(create, patch): our bodies are plain dicts we built, so no pydantic model per call."""
         if self._api is None:
             from kubernetes.client import CoreV1Api
 
-            self._api = CoreV1Api(self.api_client)
-        return self._api
+            from componentbase.fastcall import unvalidated
+
+            core = CoreV1Api(self.api_client)
+            self._api = (unvalidated(core.create_namespaced_event), unvalidated(core.patch_namespaced_event))
+        return self._api  # type: ignore[no-any-return]
 
     def _create(self, event: dict[str, Any]) -> None:
         with self.observe(self.api_client, "POST") as obs:
-            obs.response(self._core().create_namespaced_event(
+            obs.response(self._core()[0](
                 event["metadata"]["namespace"], event, _preload_content=False,
                 _request_timeout=self.settings.request_timeout)).read()  # read: the connection goes back to the pool
 
     def _patch(self, event: dict[str, Any]) -> None:
         body = {"count": event["count"], "lastTimestamp": event["lastTimestamp"], "message": event["message"]}
         with self.observe(self.api_client, "PATCH") as obs:
-            obs.response(self._core().patch_namespaced_event(
+            obs.response(self._core()[1](
                 event["metadata"]["name"], event["metadata"]["namespace"], body, _preload_content=False,
                 _request_timeout=self.settings.request_timeout)).read()

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import componentbase
 from componentbase.informers.apierrors import describe
 from componentbase.metrics import observe_request
 from examples.scheduler.podinfo import PodInfo
@@ -46,6 +47,8 @@ class APIBinder:
 
         self.api_client = api_client
         self.core: Any = CoreV1Api(api_client)  # Any: plain dict bodies, not models
+        # The binding we build needs no pydantic V1Binding per pod: ~0.07 ms of the scheduler's GIL each.
+        self._create_binding = componentbase.unvalidated(self.core.create_namespaced_pod_binding)
         self.request_timeout = request_timeout
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
@@ -55,7 +58,7 @@ class APIBinder:
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         try:
             with observe_request(self.api_client, "POST") as obs:
-                obs.response(self.core.create_namespaced_pod_binding(
+                obs.response(self._create_binding(
                     pod.name, pod.namespace, body, _preload_content=False,
                     _request_timeout=self.request_timeout)).read()
         except Exception as err:  # ApiException, or a transport error: the binding cycle fails

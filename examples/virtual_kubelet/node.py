@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from examples.virtual_kubelet import nodespec
 from examples.virtual_kubelet.nodecontroller import NodeController
@@ -26,6 +26,10 @@ __all__ = ["Node", "StartupTimeout"]
 log = logging.getLogger("examples.virtual_kubelet")
 
 
+#: How long the start waits for an event sender process to import its client (events queue meanwhile).
+EVENT_SENDER_WAIT = 10.0
+
+
 class StartupTimeout(Exception):
     """The node was not up within ``--startup-timeout``; the message says what it was waiting for."""
 
@@ -37,7 +41,8 @@ class Node:
                  taint_key: str | None = "virtual-kubelet.io/provider", listen_port: int = 10250,
                  workers: int = 10, resync_period: float = 60.0, startup_timeout: float = 0.0,
                  resources: ResourceManager | None = None, timings: Timings | None = None,
-                 serve: Callable[[Node, threading.Event], Callable[[], None]] | None = None) -> None:
+                 serve: Callable[[Node, threading.Event], Callable[[], None]] | None = None,
+                 event_sink: Literal["thread", "process"] = "thread") -> None:
         self.api_client = api_client
         self.provider = provider
         self.name = name
@@ -47,6 +52,9 @@ class Node:
         self.resources = resources or ResourceManager()
         self.timings = timings or Timings()
         self._serve = serve
+        # "process" takes the Events' API calls off this process's GIL, but on two cores the child
+        # competes with the API server: docs/virtual-kubelet.md has the figures.
+        self.event_sink = event_sink
         self.ready = threading.Event()
         self.done = threading.Event()
         spec = nodespec.base_node(name, operating_system=operating_system, provider=provider.name,
@@ -74,10 +82,11 @@ class Node:
 
         inner = threading.Event()
         deadline = time.monotonic() + self.startup_timeout if self.startup_timeout > 0 else None
-        self.events = events.EventBroadcaster(self.api_client)
+        self.events = events.EventBroadcaster(self.api_client, sink=self.event_sink)
         self.events.start(inner)
         recorder = self.events.new_recorder(f"{self.name}/pod-controller", self.name)
         stop_serving = self._serve(self, inner) if self._serve is not None else (lambda: None)
+        self.events.wait_ready(EVENT_SENDER_WAIT)  # its start-up CPU is spent before the pods come, not on them
         pods, all_informers = self._informers()
         self.pod_informer = pods
         threads: list[threading.Thread] = []

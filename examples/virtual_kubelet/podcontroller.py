@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+import componentbase
 from examples.virtual_kubelet import kubeapi, podcompare
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import PodNotFound
@@ -70,6 +71,8 @@ class PodController:
         from componentbase import workqueue
 
         self.api: Any = CoreV1Api(api_client)
+        # Status patches are dicts we build: no pydantic validation of them per pod.
+        self._patch_status = componentbase.unvalidated(self.api.patch_namespaced_pod_status)
         self.provider = provider
         self.pods = pods  # the SharedInformer of pods bound to this node
         self.recorder = recorder
@@ -304,7 +307,7 @@ class PodController:
     def _write_status(self, pod: Pod, status: dict[str, Any]) -> None:
         meta = pod.get("metadata") or {}
         try:
-            self.api.patch_namespaced_pod_status(
+            self._patch_status(
                 meta.get("name"), meta.get("namespace"), podcompare.status_patch(pod, status),
                 _content_type="application/merge-patch+json", _preload_content=False,
                 _request_timeout=self.timings.request_timeout)
