@@ -131,10 +131,13 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
         _raw(conn, "POST", "/api/v1/namespaces/ceiling/pods",
              {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
 
+    # The same call the scheduler's binder makes (componentbase.unvalidated), so the ceiling is like-for-like.
+    create_binding = componentbase.unvalidated(v1.create_namespaced_pod_binding)
+
     def bind(name: str) -> None:
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": "ceiling"},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": "nowhere"}}  # counts on no real node
-        resp = v1.create_namespaced_pod_binding(name, "ceiling", body, _preload_content=False)
+        resp = create_binding(name, "ceiling", body, _preload_content=False)
         resp.read()
         if resp.status != 201:
             raise RuntimeError(f"binding {name}: {resp.status}")
