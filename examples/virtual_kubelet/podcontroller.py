@@ -282,7 +282,7 @@ class PodController:
         try:
             self.api.delete_namespaced_pod(name, namespace, body={"gracePeriodSeconds": 0,
                                                                   "preconditions": {"uid": uid}},
-                                           _preload_content=False, _request_timeout=self.timings.request_timeout)
+                                           _preload_content=False, _request_timeout=self.timings.request_timeout).read()
         except Exception as err:
             if kubeapi.is_not_found(err) or kubeapi.is_conflict(err):
                 return
@@ -307,10 +307,11 @@ class PodController:
     def _write_status(self, pod: Pod, status: dict[str, Any]) -> None:
         meta = pod.get("metadata") or {}
         try:
+            # read(): a response left unread keeps its connection, so every write would open a new one.
             self._patch_status(
                 meta.get("name"), meta.get("namespace"), podcompare.status_patch(pod, status),
                 _content_type="application/merge-patch+json", _preload_content=False,
-                _request_timeout=self.timings.request_timeout)
+                _request_timeout=self.timings.request_timeout).read()
         except Exception as err:
             if kubeapi.is_not_found(err):
                 return
