@@ -209,10 +209,9 @@ class PodController:
             current = self.provider.get_pod(*_split(key))
         except PodNotFound:
             current = None
-        given = copy.deepcopy(pod)
         if current is None:
             try:
-                self.provider.create_pod(given)
+                self.provider.create_pod(copy.deepcopy(pod))
             except Exception as err:
                 self._provider_failed(pod, err, "ProviderCreateFailed")
                 raise
@@ -220,7 +219,7 @@ class PodController:
             self._event(pod, "Normal", "ProviderCreateSuccess", "Create pod in provider successfully")
         elif not podcompare.pods_equal(current, pod):
             try:
-                self.provider.update_pod(given)
+                self.provider.update_pod(copy.deepcopy(pod))
             except Exception as err:
                 self._provider_failed(pod, err, "ProviderUpdateFailed")
                 raise

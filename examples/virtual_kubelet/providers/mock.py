@@ -55,8 +55,21 @@ def _key_of(pod: Pod) -> str:
     return _key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
+def _terminated(cs: dict[str, Any], finished: str) -> dict[str, Any]:
+    """A new container status: the container ended as the mock ends it when its pod is deleted."""
+    started = ((cs.get("state") or {}).get("running") or {}).get("startedAt")
+    return {**cs, "ready": False,
+            "state": {"terminated": {"exitCode": 0, "reason": "MockProviderPodContainerDeleted",
+                                     "message": "Mock provider terminated container upon deletion",
+                                     "startedAt": started, "finishedAt": finished}}}
+
+
 class MockProvider:
-    """Pods in a dict; every change is told to the pod controller through ``notify_pods``."""
+    """Pods in a dict; every change is told to the pod controller through ``notify_pods``.
+
+    A stored pod is never changed afterwards (a change stores a new dict), so the pod told to
+    ``notify_pods`` needs no copy: the controller keeps it as it was; ``get_pod`` still hands out copies.
+    """
 
     HOST_IP = "1.2.3.4"
     POD_IP = "5.6.7.8"
@@ -73,7 +86,8 @@ class MockProvider:
     @componentbase.hookimpl
     def create_pod(self, pod: Pod) -> None:
         started = now()
-        running = copy.deepcopy(pod)
+        # The pod controller hands over its own deep copy; a shallow one keeps the caller's dict as it was.
+        running = dict(pod)
         spec = running.get("spec") or {}
         running["status"] = {
             "phase": "Running",
@@ -89,7 +103,7 @@ class MockProvider:
         }
         with self._lock:
             self._pods[_key_of(pod)] = running
-        self._notify(copy.deepcopy(running))
+        self._notify(running)
 
     @componentbase.hookimpl
     def update_pod(self, pod: Pod) -> None:
@@ -99,7 +113,7 @@ class MockProvider:
             if old is not None:
                 updated["status"] = old.get("status")
             self._pods[_key_of(pod)] = updated
-        self._notify(copy.deepcopy(updated))
+        self._notify(updated)
 
     @componentbase.hookimpl
     def delete_pod(self, pod: Pod) -> None:
@@ -108,16 +122,10 @@ class MockProvider:
         if gone is None:
             raise PodNotFound(f'pod "{_key_of(pod)}" is not known to the provider')
         finished = now()
-        status = gone.get("status") or {}
-        status["phase"] = "Succeeded"
-        status["reason"] = "MockProviderPodDeleted"
-        for cs in status.get("containerStatuses") or ():
-            started = ((cs.get("state") or {}).get("running") or {}).get("startedAt")
-            cs["ready"] = False
-            cs["state"] = {"terminated": {"exitCode": 0, "reason": "MockProviderPodContainerDeleted",
-                                          "message": "Mock provider terminated container upon deletion",
-                                          "startedAt": started, "finishedAt": finished}}
-        self._notify(gone)
+        status = {**(gone.get("status") or {}), "phase": "Succeeded", "reason": "MockProviderPodDeleted"}
+        if "containerStatuses" in status:
+            status["containerStatuses"] = [_terminated(cs, finished) for cs in status["containerStatuses"] or ()]
+        self._notify({**gone, "status": status})
 
     @componentbase.hookimpl
     def get_pod(self, namespace: str, name: str) -> Pod | None:
