@@ -136,8 +136,13 @@ class VirtualKubeletOptions(componentbase.Options):
         super().apply_to(config)  # without a server yet, authentication and authorization stay None
 
     def connect(self, config: Any) -> None:
-        """The client first (a bad kubeconfig is the first thing to hear about), then the kubelet API's auth."""
-        config.client = componentbase.new_api_client(config.client_connection)
+        """The client first (a bad kubeconfig is the first thing to hear about), then the kubelet API's auth.
+
+        Its pool keeps a connection per pod sync worker plus the watches, events, lease and node status:
+        a smaller pool closes connections as calls return and opens new ones for the next calls.
+        """
+        config.client = componentbase.new_api_client(config.client_connection,
+                                                     pool_maxsize=self.pod_sync_workers + 8)
         self.kubelet_serving().apply_to(config)
         # As upstream, the virtual kubelet asks its own API server about callers unless told otherwise.
         for delegated in (self.authentication, self.authorization):
