@@ -109,6 +109,7 @@ def _run(kubeconfig: str, url: str, pid: int, seconds: float, pods: int) -> None
         body = client.V1Binding(metadata=client.V1ObjectMeta(name=name),
                                 target=client.V1ObjectReference(kind="Node", name="node-1"))
         resp = v1.create_namespaced_pod_binding(name, "default", body, _preload_content=False)
+        resp.read()  # an unread raw response keeps its connection out of the pool
         if resp.status != 201:
             raise RuntimeError(f"binding {name}: {resp.status}")
 

@@ -40,7 +40,7 @@ def create_pods(api: Any, node: str, n: int, workers: int) -> None:
     def create(i: int) -> None:
         body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{node}-{i}"},
                 "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]}}
-        core.create_namespaced_pod("default", body, _preload_content=False)
+        core.create_namespaced_pod("default", body, _preload_content=False).read()
 
     _fan_out(create, n, workers)
 
@@ -83,8 +83,9 @@ def baseline(api: Any, n: int, workers: int, node: str = "raw") -> float:
                   "containerStatuses": [{"name": "c", "image": "nginx", "imageID": "", "ready": True,
                                          "started": True, "restartCount": 0,
                                          "state": {"running": {"startedAt": stamp}}}]}
+        # Read the answer, as the pod controller does: an unread raw response keeps its connection.
         patch_status(f"{node}-{i}", "default", {"status": status},
-                     _content_type="application/merge-patch+json", _preload_content=False)
+                     _content_type="application/merge-patch+json", _preload_content=False).read()
 
     start = time.perf_counter()
     _fan_out(write, n, workers)
@@ -166,11 +167,11 @@ def main() -> int:
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     with api_server(args.in_process) as kubeconfig:
-        from kubernetes import config
+        import componentbase
 
-        api = config.new_client_from_config(config_file=kubeconfig)
-        api.configuration.connection_pool_maxsize = max(api.configuration.connection_pool_maxsize or 0,
-                                                        args.workers + 4)
+        # Built as the virtual kubelet's own connect() builds its client (the pool sized for its workers).
+        cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig)
+        api = componentbase.new_api_client(cc, pool_maxsize=args.workers + 8)
         raw = baseline(api, args.pods, args.workers)
         sequential = baseline(api, args.pods, 1, "seq")
         vk, total = virtual_kubelet(api, args.pods, args.workers)

@@ -178,7 +178,7 @@ class Demo:
 
     def create_pods(self, indexes: range, rng: random.Random) -> None:
         for i in indexes:
-            self.core.create_namespaced_pod(NAMESPACE, pod_manifest(i, rng), _preload_content=False)
+            self.core.create_namespaced_pod(NAMESPACE, pod_manifest(i, rng), _preload_content=False).read()
 
     def tick(self) -> None:
         self.progress.leader = self.leader_name()
