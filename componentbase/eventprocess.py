@@ -35,6 +35,7 @@ from typing import Any, NoReturn
 
 from componentbase.clientspec import ClientDescription, describe_client
 from componentbase.eventwriter import EventWriter, WriterSettings
+from componentbase.metrics import RequestObservation
 
 __all__ = ["ProcessSender"]
 
@@ -209,7 +210,7 @@ class _Calls:
 
     @contextlib.contextmanager
     def observe(self, api_client: Any, verb: str) -> Iterator[Any]:
-        obs = _Observation()
+        obs = RequestObservation()
         start = time.perf_counter()
         try:
             yield obs
@@ -223,19 +224,6 @@ class _Calls:
     def take(self) -> list[tuple[str, str, float]]:
         calls, self.calls = self.calls, []
         return calls
-
-
-class _Observation:
-    __slots__ = ("code",)
-
-    def __init__(self) -> None:
-        self.code: str | None = None
-
-    def response(self, resp: Any) -> Any:
-        status = getattr(resp, "status", None)
-        if status is not None:
-            self.code = str(status)
-        return resp
 
 
 class _PipeLog(logging.Handler):

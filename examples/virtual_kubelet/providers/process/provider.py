@@ -39,6 +39,11 @@ def _key(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
 
 
+def _key_of(pod: Pod) -> str:
+    meta = pod.get("metadata") or {}
+    return _key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
 class _PodRecord:
     """A pod the provider runs: its spec as given, its containers, and what it looked like last."""
 
@@ -137,8 +142,7 @@ class ProcessProvider:
     @componentbase.hookimpl
     def update_pod(self, pod: Pod) -> None:
         """Labels and annotations are taken; a running process is not restarted for a spec change."""
-        meta = pod.get("metadata") or {}
-        key = _key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        key = _key_of(pod)
         with self._lock:
             rec = self._pods.get(key)
             if rec is None:
@@ -149,7 +153,7 @@ class ProcessProvider:
     @componentbase.hookimpl
     def delete_pod(self, pod: Pod) -> None:
         meta = pod.get("metadata") or {}
-        key = _key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        key = _key_of(pod)
         with self._lock:
             rec = self._pods.get(key)
         if rec is None:
