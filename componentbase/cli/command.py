@@ -7,6 +7,7 @@ and an exit code (2 for bad usage, 1 for bad configuration), never a traceback.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -219,6 +220,9 @@ class Command:
                 err.write(f"Error: unable to register configz: {e}\n")
                 return 1
         stop = stop or threading.Event()
+        # What start-up built (modules, config, clients) lives for the whole run: keep it out of the
+        # collector's full passes, which otherwise walk it again and again on a busy component's hot path.
+        gc.freeze()
         with _signals_set(stop):
             from componentbase.run import run_component
 
