@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from componentbase.informers.apierrors import describe
+from componentbase.apierrors import describe
 from componentbase.informers.apimetrics import observe_request
 from componentbase.logs import V
 

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from componentbase.informers.apierrors import describe, status_reason
+from componentbase.apierrors import describe, status_reason
 from componentbase.informers.backoff import Backoff
 from componentbase.informers.listwatch import BadResponse, ListWatch, WatchStream
 from componentbase.logs import V

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import componentbase
-from componentbase.informers.apierrors import describe
+from componentbase.apierrors import describe
 from componentbase.metrics import observe_request
 from examples.scheduler.podinfo import PodInfo
 

@@ -1,7 +1,9 @@
-"""One-line descriptions of failed API calls, for logs that stay readable under a fault storm.
+"""Failed API calls in one line, and the small questions controllers ask of a call's outcome.
 
 The official client's ``ApiException`` prints headers and bodies over several lines; controllers want
 ``500 InternalError: Internal error occurred`` and, for 429, how long the server asked them to wait.
+Raw answers (``_preload_content=False``) are read here too, always to the end, so their connection goes
+back to the pool.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CallFailure", "describe", "status_reason"]
+__all__ = ["CallFailure", "describe", "is_conflict", "is_not_found", "json_body", "status_of", "status_reason"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +71,25 @@ def describe(exc: BaseException) -> CallFailure:
     text = str(exc).splitlines()[0] if str(exc) else ""
     summary = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return CallFailure(None, summary)
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an ``ApiException``; None when the server did not answer."""
+    status = getattr(exc, "status", None)
+    return int(status) if isinstance(status, int) and status else None
+
+
+def is_not_found(exc: BaseException) -> bool:
+    return status_of(exc) == 404
+
+
+def is_conflict(exc: BaseException) -> bool:
+    return status_of(exc) == 409
+
+
+def json_body(resp: Any) -> dict[str, Any]:
+    """The JSON object of a raw (``_preload_content=False``) answer, read to the end."""
+    doc = json.loads(resp.data)
+    if not isinstance(doc, dict):
+        raise ValueError("the API server answered with something that is not an object")
+    return doc
