@@ -9,7 +9,6 @@ fetches a few pods' logs from the kubelet API; prints a summary. Exit 0 when eve
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import ssl
 import tempfile
@@ -23,7 +22,7 @@ from typing import Any
 import attrs
 
 import componentbase
-from componentbase import field
+from componentbase import apierrors, field
 from examples.demo import cluster
 from examples.demo.progress import Progress
 from examples.demo.workload import LABEL, pod_manifest
@@ -143,7 +142,7 @@ class Demo:
     def ready_nodes(self) -> set[str]:
         raw = self.core.list_node(label_selector="type=virtual-kubelet", _preload_content=False)
         ready = set()
-        for node in json.loads(raw.data)["items"]:
+        for node in apierrors.json_body(raw)["items"]:
             conditions = (node.get("status") or {}).get("conditions") or []
             if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
                 ready.add(node["metadata"]["name"])
@@ -167,7 +166,7 @@ class Demo:
                                                           _preload_content=False)
         except ApiException:
             return ""
-        return str((json.loads(raw.data).get("spec") or {}).get("holderIdentity") or "")
+        return str((apierrors.json_body(raw).get("spec") or {}).get("holderIdentity") or "")
 
     def leader_name(self) -> str:
         identity = self.leader()
