@@ -74,7 +74,7 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
 
     def _wake_watches(self) -> None:
         with self.store.cond:
-            self.store.cond.notify_all()
+            self.store.wake_watches()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._conns_lock:

@@ -41,10 +41,17 @@ class Event:
 
 
 class Store:
-    """All objects, keyed bucket -> namespace -> name. ``cond`` guards everything and wakes watches."""
+    """All objects, keyed bucket -> namespace -> name. ``cond``'s lock guards everything.
+
+    A watch waits on its resource's condition (``watchers``), which shares that lock: a write wakes
+    only the watches of the resource it wrote, as kube-apiserver's watch cache is per resource, not
+    every watch thread of the server (Events and status writes would otherwise wake ConfigMap watches).
+    """
 
     def __init__(self, history: int = 10000) -> None:
-        self.cond = threading.Condition(threading.RLock())
+        self._lock = threading.RLock()
+        self.cond = threading.Condition(self._lock)
+        self._watchers: dict[str, threading.Condition] = {}
         self.rv = 0
         self.closed = False
         self._history = max(1, history)
@@ -65,6 +72,18 @@ class Store:
 
     def count(self, bucket: str) -> int:
         return sum(len(v) for v in self._buckets.get(bucket, {}).values())
+
+    def watchers(self, bucket: str) -> threading.Condition:
+        """The condition that watches of ``bucket`` wait on; call it holding ``cond``."""
+        cond = self._watchers.get(bucket)
+        if cond is None:
+            cond = self._watchers[bucket] = threading.Condition(self._lock)
+        return cond
+
+    def wake_watches(self) -> None:
+        """Wake every watch so it checks whether to stop; call it holding ``cond``."""
+        for cond in self._watchers.values():
+            cond.notify_all()
 
     def next_rv(self) -> int:
         """Reserve the next resourceVersion; the caller must store with it while holding ``cond``."""
@@ -95,7 +114,9 @@ class Store:
             cut = len(self._events) - self._history
             self._floor = self._events[cut - 1].rv
             del self._events[:cut]
-        self.cond.notify_all()
+        cond = self._watchers.get(event.bucket)
+        if cond is not None:
+            cond.notify_all()
 
     def events_after(self, rv: int) -> list[Event] | None:
         """Events newer than ``rv``, or None when some of them were already evicted."""
@@ -111,4 +132,4 @@ class Store:
     def close(self) -> None:
         with self.cond:
             self.closed = True
-            self.cond.notify_all()
+            self.wake_watches()

@@ -94,6 +94,8 @@ def stream(
         yield _bookmark(spec.res, pos, initial_end=True)
     next_bookmark = time.monotonic() + bookmark_interval
     next_check = time.monotonic() + poll
+    with store.cond:
+        wake = store.watchers(spec.res.key)
     while True:
         with store.cond:
             while True:
@@ -116,7 +118,7 @@ def stream(
                     wait = min(wait, spec.deadline - now)
                 if spec.bookmarks:
                     wait = min(wait, next_bookmark - now)
-                store.cond.wait(max(wait, 0.001))
+                wake.wait(max(wait, 0.001))
             current = store.rv
             floor = store.floor
         if events is None:
