@@ -77,7 +77,7 @@ def run_node(config: Any, stop: threading.Event, timings: Timings | None = None)
     node = Node(config.client, provider, name=opts.node_name, operating_system=opts.operating_system,
                 taint_key=taint, listen_port=opts.listen_port, workers=opts.pod_sync_workers,
                 resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
-                resources=resources, timings=timings, serve=kubelet_server(config))
+                resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process")
     try:
         node.run(stop)
     except StartupTimeout as err:

@@ -52,8 +52,8 @@ class Node:
         self.resources = resources or ResourceManager()
         self.timings = timings or Timings()
         self._serve = serve
-        # "process" takes the Events' API calls off this process's GIL, but on two cores the child
-        # competes with the API server: docs/virtual-kubelet.md has the figures.
+        # "process" (the app's choice) takes the Events' API calls off this process's GIL, where they
+        # slow the status writes: docs/virtual-kubelet.md has the figures.
         self.event_sink = event_sink
         self.ready = threading.Event()
         self.done = threading.Event()

@@ -117,6 +117,11 @@ def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackA
         assert proc.poll() is None
         kube.create_pod("web", [{"name": "c", "image": "nginx"}])
         wait_for(lambda: kube.phase("web") == "Running", 10, "the pod to run")
+        # The app records its Events from a child process, off the GIL of the status writes.
+        senders = _children(proc.pid)
+        assert senders, "no event sender process"
+        wait_for(lambda: any(e["reason"] == "ProviderCreateSuccess" and e["involvedObject"]["name"] == "web"
+                             for e in kube.events()), 10, "the ProviderCreateSuccess event")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -124,9 +129,29 @@ def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackA
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err
+    wait_for(lambda: all(_state(pid) in ("gone", "Z") for pid in senders), 5, "the event sender to exit")
     ready_cond: dict[str, Any] = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
     assert ready_cond["status"] == "False"
     assert "Traceback" not in err
+
+
+def _stat(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def _state(pid: int) -> str:
+    fields = _stat(pid)
+    return fields[0] if fields else "gone"
+
+
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (Linux /proc)."""
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and (f := _stat(int(p))) and int(f[1]) == pid
+            and f[0] != "Z"]
 
 
 @pytest.mark.parametrize("provider", ["mock", "process"])
