@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Literal
 
 import pytest
 from kubernetes import client
 
 from componentbase.events import EventBroadcaster, object_reference
 from componentbase.testing import LoopbackAPIServer
-
-POD = {"kind": "Pod", "apiVersion": "v1",
-       "metadata": {"name": "web-1", "namespace": "default", "uid": "uid-1", "resourceVersion": "7"}}
-
-
-def _events(api: client.ApiClient, namespace: str = "default") -> list[dict[str, Any]]:
-    resp = client.CoreV1Api(api).list_namespaced_event(namespace, _preload_content=False)
-    items: list[dict[str, Any]] = json.loads(resp.data)["items"]
-    return sorted(items, key=lambda e: e["metadata"]["creationTimestamp"] + e["metadata"]["name"])
+from tests.events_support import POD, list_events
 
 
 @pytest.fixture
@@ -36,7 +27,7 @@ def test_an_event_as_kube_writes_it(kube_client: client.ApiClient, broadcaster: 
     recorder = broadcaster.new_recorder("default-scheduler", host="host-a")
     recorder.event(POD, "Normal", "Scheduled", "Successfully assigned default/web-1 to n1")
     assert broadcaster.flush(5)
-    [event] = _events(kube_client)
+    [event] = list_events(kube_client)
     assert event["metadata"]["name"].startswith("web-1.")
     assert event["involvedObject"] == {"kind": "Pod", "namespace": "default", "name": "web-1", "uid": "uid-1",
                                        "apiVersion": "v1", "resourceVersion": "7"}
@@ -54,7 +45,7 @@ def test_eventf_formats_and_cluster_scoped_objects_go_to_default(kube_client: cl
     broadcaster.new_recorder("kubelet").eventf(node, "Warning", "NodeNotReady", "Node %s status is %s",
                                               "n1", "NotReady")
     assert broadcaster.flush(5)
-    [event] = _events(kube_client)
+    [event] = list_events(kube_client)
     assert event["message"] == "Node n1 status is NotReady"
     assert event["type"] == "Warning"
     assert "namespace" not in event["involvedObject"]
@@ -71,7 +62,7 @@ def test_repeats_patch_one_event_with_count_n(kube_client: client.ApiClient) -> 
         clock[0] += 1
         recorder.event(POD, "Warning", "FailedScheduling", "0/3 nodes are available")
         assert b.flush(5)
-    [event] = _events(kube_client)
+    [event] = list_events(kube_client)
     assert event["count"] == 12
     assert event["firstTimestamp"].startswith("1970-01-12T13:46:40")
     assert event["lastTimestamp"] == "1970-01-12T13:46:47Z"
@@ -87,7 +78,7 @@ def test_a_different_message_or_object_is_a_different_event(kube_client: client.
     recorder.event(other, "Normal", "Pulled", "image a")
     recorder.event(POD, "Normal", "Pulled", "image a")
     assert broadcaster.flush(5)
-    got = sorted((e["involvedObject"]["name"], e["message"], e["count"]) for e in _events(kube_client))
+    got = sorted((e["involvedObject"]["name"], e["message"], e["count"]) for e in list_events(kube_client))
     assert got == [("web-1", "image a", 2), ("web-1", "image b", 1), ("web-2", "image a", 1)]
 
 
@@ -97,7 +88,7 @@ def test_many_similar_messages_are_combined(kube_client: client.ApiClient) -> No
     for i in range(6):
         recorder.event(POD, "Warning", "BackOff", f"restarting container, attempt {i}")
         assert b.flush(5)
-    events = _events(kube_client)
+    events = list_events(kube_client)
     plain = [e for e in events if not e["message"].startswith("(combined")]
     combined = [e for e in events if e["message"].startswith("(combined")]
     assert len(plain) == 3
@@ -114,7 +105,7 @@ def test_spam_filter_limits_events_per_object(kube_client: client.ApiClient) -> 
         recorder.event(POD, "Normal", f"Reason{i}", "m")
     recorder.event({**POD, "metadata": {"name": "quiet", "namespace": "default"}}, "Normal", "R", "m")
     assert b.flush(5)
-    assert len(_events(kube_client)) == 5  # 4 for the noisy object, 1 for the other
+    assert len(list_events(kube_client)) == 5  # 4 for the noisy object, 1 for the other
     b.shutdown(2)
 
 
@@ -133,7 +124,7 @@ def test_recording_never_blocks_and_drops_when_the_queue_is_full(caplog: pytest.
         assert len(drops) == 1  # one line for the whole streak
         server.faults.clear()
         assert b.flush(5)
-        assert 1 <= len(_events(api)) <= 6
+        assert 1 <= len(list_events(api)) <= 6
         b.shutdown(2)
         api.close()
 
@@ -149,18 +140,23 @@ def test_server_errors_are_retried(caplog: pytest.LogCaptureFixture) -> None:
             time.sleep(0.01)
         server.faults.clear()
         assert b.flush(5)
-        [event] = _events(api)
+        [event] = list_events(api)
         assert event["count"] == 1
         b.shutdown(2)
         api.close()
 
 
+@pytest.mark.parametrize("sink", ["thread", "process"])
 def test_rejected_events_are_logged_on_one_line_and_dropped(kube_client: client.ApiClient,
-                                                             broadcaster: EventBroadcaster,
+                                                             sink: Literal["thread", "process"],
                                                              caplog: pytest.LogCaptureFixture) -> None:
+    """From a child process too: its log lines reach the parent's log."""
+    broadcaster = EventBroadcaster(kube_client, retry_delay=0.02, sink=sink)
     ghost = {**POD, "metadata": {**POD["metadata"], "namespace": "no-such-namespace"}}  # type: ignore[dict-item]
     broadcaster.new_recorder("c").event(ghost, "Normal", "R", "m")
-    assert broadcaster.flush(5)
+    assert broadcaster.flush(10)
+    assert broadcaster.sink == sink
+    broadcaster.shutdown(2)
     [line] = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
     assert 'namespaces "no-such-namespace" not found' in line
     assert "\n" not in line
@@ -188,6 +184,6 @@ def test_shutdown_on_stop_writes_what_is_queued(kube_client: client.ApiClient) -
     b.new_recorder("c").event(POD, "Normal", "R", "m")
     stop.set()
     deadline = time.monotonic() + 3
-    while not _events(kube_client) and time.monotonic() < deadline:
+    while not list_events(kube_client) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert len(_events(kube_client)) == 1
+    assert len(list_events(kube_client)) == 1
