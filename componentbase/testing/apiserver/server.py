@@ -109,31 +109,33 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
 
 
 #: As ``http.client``: the longest header line, and the most header lines, a request may have.
-MAX_HEADER_LINE = 65536
-MAX_HEADERS = 100
+_MAX_HEADER_LINE = 65536
+_MAX_HEADERS = 100
 
 
-class HeaderError(Exception):
+class _HeaderError(Exception):
+    """A header block to refuse, with the status that says why."""
+
     def __init__(self, status: HTTPStatus, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
 
 
-def read_headers(rfile: Any) -> HTTPMessage:
+def _read_headers(rfile: Any) -> HTTPMessage:
     """The header block up to its blank line, as an ``HTTPMessage`` (case-insensitive ``get``)."""
     headers = HTTPMessage()
-    for _ in range(MAX_HEADERS + 1):
-        line = rfile.readline(MAX_HEADER_LINE + 1)
-        if len(line) > MAX_HEADER_LINE:
-            raise HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long")
+    for _ in range(_MAX_HEADERS + 1):
+        line = rfile.readline(_MAX_HEADER_LINE + 1)
+        if len(line) > _MAX_HEADER_LINE:
+            raise _HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long")
         if line in (b"\r\n", b"\n", b""):
             return headers
         name, colon, value = line.decode("iso-8859-1").partition(":")
         if not colon or not name or name != name.strip():
-            raise HeaderError(HTTPStatus.BAD_REQUEST, f"Bad header line {line[:80]!r}")
+            raise _HeaderError(HTTPStatus.BAD_REQUEST, f"Bad header line {line[:80]!r}")
         headers[name] = value.strip()
-    raise HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")
+    raise _HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -163,8 +165,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("//"):
             self.path = "/" + self.path.lstrip("/")  # as http.server: never an authority-like path
         try:
-            self.headers = read_headers(self.rfile)
-        except HeaderError as err:
+            self.headers = _read_headers(self.rfile)
+        except _HeaderError as err:
             self.send_error(err.status, err.message)
             return False
         connection = self.headers.get("Connection", "").lower()

@@ -77,6 +77,7 @@ def stream(
     runs about every ``poll`` seconds, which is enough for abandoned watches to free their thread.
     """
     with store.cond:
+        wake = store.watchers(spec.res.key)
         if spec.since is None:
             initial = store.items(spec.res.key, spec.namespace)
             pos = store.rv
@@ -94,8 +95,6 @@ def stream(
         yield _bookmark(spec.res, pos, initial_end=True)
     next_bookmark = time.monotonic() + bookmark_interval
     next_check = time.monotonic() + poll
-    with store.cond:
-        wake = store.watchers(spec.res.key)
     while True:
         with store.cond:
             while True:
