@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from examples.virtual_kubelet import nodespec
+from examples.virtual_kubelet import kubeapi, nodespec
 from examples.virtual_kubelet.nodecontroller import NodeController
 from examples.virtual_kubelet.podcontroller import PodController
 from examples.virtual_kubelet.provider import Provider
-from examples.virtual_kubelet.resources import ResourceManager
+from examples.virtual_kubelet.resources import Lookup, LookupFailed, ResourceManager, read_through
 from examples.virtual_kubelet.timings import Timings
 
 __all__ = ["Node", "StartupTimeout"]
@@ -73,8 +73,29 @@ class Node:
             field_selector=f"spec.nodeName={self.name}")
         others = informers.InformerFactory(self.api_client, self.resync_period)
         configmaps, secrets = others.configmaps(), others.secrets()
-        self.resources.bind(configmaps.get, secrets.get)
+        read_configmap, read_secret = self._readers()
+        self.resources.bind(read_through(configmaps.get, read_configmap), read_through(secrets.get, read_secret))
         return pods, [pods, configmaps, secrets]
+
+    def _readers(self) -> tuple[Lookup, Lookup]:
+        """GETs of one ConfigMap or Secret by ``namespace/name``; None when the API server has none."""
+        from kubernetes.client import CoreV1Api
+
+        core = CoreV1Api(self.api_client)
+
+        def reader(kind: str, call: Callable[..., Any]) -> Lookup:
+            def read(key: str) -> dict[str, Any] | None:
+                namespace, _, name = key.partition("/")
+                try:
+                    return kubeapi.body(call(name, namespace, _preload_content=False,
+                                             _request_timeout=self.timings.request_timeout))
+                except Exception as err:
+                    if kubeapi.is_not_found(err):
+                        return None
+                    raise LookupFailed(f'reading {kind} "{key}": {kubeapi.describe(err)}') from err
+            return read
+
+        return reader("configmap", core.read_namespaced_config_map), reader("secret", core.read_namespaced_secret)
 
     def run(self, stop: threading.Event) -> None:
         """Run until ``stop``; StartupTimeout if the node is not up within ``startup_timeout``."""

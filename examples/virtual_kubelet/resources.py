@@ -3,6 +3,10 @@
 Upstream's ``manager.ResourceManager``: a provider asks for what a pod references instead of calling the
 API server, so a thousand pods starting cost no extra requests. The caches are bound when the node starts
 (and rebound if it restarts), so a provider built once keeps working across restarts.
+
+A cache miss is not taken as "does not exist": an object created just before the pod that uses it may
+not have reached this node's watch yet, and a ``restartPolicy: Never`` pod would fail for it. A miss is
+read from the API server instead, as the kubelet's ConfigMap and Secret managers read fresh on first use.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import binascii
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Lookup", "ResourceManager"]
+__all__ = ["Lookup", "LookupFailed", "ResourceManager", "read_through"]
 
 Obj = dict[str, Any]
 #: Reads one cached object by ``namespace/name``.
@@ -21,6 +25,18 @@ Lookup = Callable[[str], "Obj | None"]
 
 def _nothing(_key: str) -> Obj | None:
     return None
+
+
+class LookupFailed(Exception):
+    """The API server could not say whether a referenced object exists; the message names it and why."""
+
+
+def read_through(cache: Lookup, read: Lookup) -> Lookup:
+    """A lookup that asks ``read`` (the API server) only when ``cache`` has no such object."""
+    def lookup(key: str) -> Obj | None:
+        found = cache(key)
+        return found if found is not None else read(key)
+    return lookup
 
 
 class ResourceManager:

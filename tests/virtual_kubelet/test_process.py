@@ -113,7 +113,11 @@ def gone(pid: int) -> bool:
 
 
 def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs_are_served(
-        vk: VK, kube: Kube) -> None:
+        vk: VK, kube: Kube, apiserver: LoopbackAPIServer) -> None:
+    # The ConfigMap and Secret are created just before the pod: the node's watches of them are held back
+    # here, so they are not in its caches when the pod comes, and a restartPolicy Never pod must not fail for it.
+    apiserver.faults.set(stall=30, resources=["configmaps", "secrets"], verbs=["watch"])
+    apiserver.faults.close_watches()
     kube.core.create_namespaced_config_map("default", {"metadata": {"name": "settings"}, "data": {"greeting": "hi"}},
                                            _preload_content=False)
     kube.core.create_namespaced_secret("default", {"metadata": {"name": "creds"},
@@ -127,6 +131,7 @@ def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs
     kube.create_pod("job", container(py(code), env=env, envFrom=[{"secretRef": {"name": "creds"}}]),
                     restartPolicy="Never")
     wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
+    apiserver.faults.clear()
     (cs,) = kube.pod("job")["status"]["containerStatuses"]
     assert cs["state"]["terminated"]["exitCode"] == 0 and cs["state"]["terminated"]["reason"] == "Completed"
     code_, body = vk.get("/containerLogs/default/job/c")
@@ -136,6 +141,22 @@ def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs
     _, stamped = vk.get("/containerLogs/default/job/c?timestamps=true")
     first = stamped.splitlines()[0].decode()
     assert first.endswith(" hi world") and first[:4].isdigit() and "T" in first.split(" ")[0]
+
+
+def test_a_pod_whose_configmap_is_missing_or_unreadable_fails_saying_which(
+        vk: VK, kube: Kube, apiserver: LoopbackAPIServer) -> None:
+    ref = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "missing", "key": "x"}}}
+    kube.create_pod("nocm", container(py("pass"), env=[ref]), restartPolicy="Never")
+    wait_for(lambda: kube.phase("nocm") == "Failed", what="the pod to fail")
+    status = kube.pod("nocm")["status"]
+    assert status["reason"] == "ProviderFailed" and status["message"] == 'configmap "default/missing" not found'
+
+    apiserver.faults.set(error_rate=1.0, error_code=500, resources=["configmaps"], verbs=["get"])
+    kube.create_pod("broken", container(py("pass"), env=[ref]), restartPolicy="Never")
+    wait_for(lambda: kube.phase("broken") == "Failed", what="the pod to fail")
+    apiserver.faults.clear()
+    message = kube.pod("broken")["status"]["message"]
+    assert message.startswith('reading configmap "default/missing": 500') and "\n" not in message, message
 
 
 def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: Kube) -> None:
