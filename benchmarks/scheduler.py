@@ -122,7 +122,7 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
 
     import componentbase
 
-    cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig)
+    cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig, qps=-1)  # as end_to_end's config
     api = componentbase.new_api_client(cc, pool_maxsize=parallelism + 8)  # as SchedulerOptions.connect
     v1: Any = CoreV1Api(api)
     _raw(conn, "POST", "/api/v1/namespaces", {"metadata": {"name": "ceiling"}})
@@ -180,7 +180,8 @@ def end_to_end(kubeconfig: str, url: str, nodes: int, pods: int, tmp: str, paral
     with open(cfg, "w") as f:
         f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                 f"parallelism: {parallelism}\n"
-                f"clientConnection:\n  kubeconfig: {kubeconfig}\nleaderElection:\n  leaderElect: false\n")
+                # No client-side rate limit, as scheduler_perf runs kube-scheduler: the figure is its own speed.
+                f"clientConnection:\n  kubeconfig: {kubeconfig}\n  qps: -1\nleaderElection:\n  leaderElect: false\n")
     command = new_command()
     command.configz_registry = configz.Registry()
     stop = threading.Event()

@@ -231,7 +231,7 @@ def main() -> int:
         import componentbase
 
         # Built as the virtual kubelet's own connect() builds its client (the pool sized for its workers).
-        cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig)
+        cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig, qps=-1)
         api = componentbase.new_api_client(cc, pool_maxsize=args.workers + 8)
         cpu = CPUMeter(server_pid)
         create_pods(api, "warm-up", 100, args.workers)  # first connections and imports, outside both sides

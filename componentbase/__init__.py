@@ -33,6 +33,7 @@ from componentbase.config.types import (
     ClientConnectionConfiguration,
     DebuggingConfiguration,
     LeaderElectionConfiguration,
+    set_defaults_client_connection_configuration,
     validate_client_connection_configuration,
     validate_leader_election_configuration,
 )
@@ -195,6 +196,7 @@ __all__ = [
     "quantity",
     "run_workers",
     "serving",
+    "set_defaults_client_connection_configuration",
     "structure",
     "unvalidated",
     "validate_client_connection_configuration",

@@ -21,12 +21,16 @@ class ClientConfigError(Exception):
 def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_maxsize: int | None = None) -> Any:
     """A ``kubernetes.client.ApiClient`` for ``cc.kubeconfig`` (or in-cluster), ``master`` overriding the host.
 
+    Its calls are rate limited to ``cc.qps`` a second with bursts of ``cc.burst``, as client-go's are
+    (a negative qps turns the limit off).
     ``pool_maxsize`` keeps that many keep-alive connections (the client's default is 5 per CPU): a component
     calling the API from more threads than that would open a new connection for each extra call.
     The ``kubernetes`` package is imported here, not at start-up: it is slow to import.
     """
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
+
+    from componentbase import throttledclient
 
     if cc.kubeconfig and not os.path.exists(cc.kubeconfig):
         raise ClientConfigError(f"invalid configuration: stat {cc.kubeconfig}: no such file or directory")
@@ -51,7 +55,7 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
     configuration.retries = False
     if pool_maxsize is not None:
         configuration.connection_pool_maxsize = pool_maxsize
-    api = client.ApiClient(configuration)
+    api = throttledclient.api_client(configuration, cc.qps, cc.burst)
     if cc.accept_content_types:
         api.set_default_header("Accept", cc.accept_content_types)
     api.user_agent = f"{os.path.basename(sys.argv[0] or 'componentbase')}/componentbase"

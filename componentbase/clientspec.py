@@ -2,8 +2,8 @@
 
 Carried: the host, bearer tokens and API keys with their prefixes, basic auth, TLS (CA, client
 certificate and key, as files or data; verify, hostname checks, SNI), a proxy, socket options, the
-retry setting, default headers (User-Agent, Accept) and the cookie. The in-cluster service-account
-token is re-read from its file in the new process, as the client does in this one.
+retry setting, default headers (User-Agent, Accept), the cookie and the client-side rate limit. The
+in-cluster service-account token is re-read from its file in the new process, as the client does in this one.
 
 Not carried, so ``describe_client`` refuses: credentials this process refreshes itself (exec credential
 plugins and auth providers whose tokens expire, or any other ``refresh_api_key_hook``) and a proxy
@@ -49,10 +49,14 @@ class ClientDescription:
     default_headers: dict[str, str] = field(default_factory=dict)
     cookie: str | None = None
     token_file: str | None = None  # in-cluster: the service-account token, re-read every minute
+    qps: float = -1.0  # the client-side rate limit: the other process keeps the same one (client-go's
+    burst: int = 0  # event client is built from the scheduler's rest config, so it has the same limits)
 
     def new_api_client(self, pool_maxsize: int = 2) -> Any:
         """An official ``ApiClient`` for this description (imports ``kubernetes``)."""
         from kubernetes import client
+
+        from componentbase import throttledclient
 
         c = client.Configuration()
         c.host = self.host
@@ -71,7 +75,7 @@ class ClientDescription:
         if self.token_file is not None:
             hook: Any = _TokenFile(self.token_file)
             c.refresh_api_key_hook = hook
-        api = client.ApiClient(c)
+        api = throttledclient.api_client(c, self.qps, self.burst)
         for name, value in self.default_headers.items():
             api.set_default_header(name, value)
         api.cookie = self.cookie
@@ -128,6 +132,8 @@ def describe_client(api_client: Any) -> ClientDescription:
     hook = getattr(c, "refresh_api_key_hook", None)
     token_file = _token_file(hook) if hook is not None else None
     headers = getattr(c, "proxy_headers", None)
+    limiter = getattr(api_client, "limiter", None)
+    qps, burst = (float(limiter.qps), int(limiter.burst)) if limiter is not None else (-1.0, 0)
     return ClientDescription(
         host=c.host, api_key=dict(c.api_key or {}), api_key_prefix=dict(c.api_key_prefix or {}),
         username=c.username, password=c.password, verify_ssl=bool(c.verify_ssl), ssl_ca_cert=c.ssl_ca_cert,
@@ -136,4 +142,4 @@ def describe_client(api_client: Any) -> ClientDescription:
         no_proxy=getattr(c, "no_proxy", None), proxy_headers=dict(headers) if headers is not None else None,
         socket_options=getattr(c, "socket_options", None), retries=c.retries,
         default_headers=dict(getattr(api_client, "default_headers", None) or {}),
-        cookie=getattr(api_client, "cookie", None), token_file=token_file)
+        cookie=getattr(api_client, "cookie", None), token_file=token_file, qps=qps, burst=burst)

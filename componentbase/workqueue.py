@@ -20,6 +20,8 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, Protocol, TypeVar
 
+from componentbase.flowcontrol import TokenBucket
+
 __all__ = [
     "BucketRateLimiter",
     "ItemExponentialFailureRateLimiter",
@@ -86,21 +88,12 @@ class BucketRateLimiter:
     """A token bucket over all items (``qps``, ``burst``): bounds the overall retry rate."""
 
     def __init__(self, qps: float = 10.0, burst: int = 100) -> None:
-        if qps <= 0 or burst < 1:
-            raise ValueError("need qps > 0 and burst >= 1")
+        self.bucket = TokenBucket(qps, burst)
         self.qps = qps
         self.burst = burst
-        self._lock = threading.Lock()
-        self._tokens = float(burst)
-        self._last = time.monotonic()
 
     def when(self, item: Hashable) -> float:
-        with self._lock:
-            now = time.monotonic()
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-            self._last = now
-            self._tokens -= 1.0  # reserve, as golang.org/x/time/rate's Reserve does
-            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+        return self.bucket.reserve()
 
     def forget(self, item: Hashable) -> None:
         pass

@@ -17,6 +17,7 @@ __all__ = [
     "ClientConnectionConfiguration",
     "DebuggingConfiguration",
     "LeaderElectionConfiguration",
+    "set_defaults_client_connection_configuration",
     "validate_client_connection_configuration",
     "validate_leader_election_configuration",
 ]
@@ -63,6 +64,17 @@ class DebuggingConfiguration:
 
     enable_profiling: bool = False
     enable_contention_profiling: bool = False
+
+
+def set_defaults_client_connection_configuration(cfg: ClientConnectionConfiguration) -> None:
+    """component-base's recommended defaults: a qps or burst of 0 in a config file means 50 and 100.
+
+    Without it 0 would reach the client, where client-go takes it for its own 5 and 10.
+    """
+    if cfg.qps == 0:
+        cfg.qps = 50.0
+    if cfg.burst == 0:
+        cfg.burst = 100
 
 
 def validate_client_connection_configuration(

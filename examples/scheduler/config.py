@@ -84,6 +84,7 @@ class KubeSchedulerConfiguration:
 
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     """kube-scheduler's v1 defaulting: one default profile, the lease named after the component."""
+    componentbase.set_defaults_client_connection_configuration(cfg.client_connection)
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())
     if len(cfg.profiles) == 1 and not cfg.profiles[0].scheduler_name:

@@ -71,6 +71,18 @@ def test_deprecated_flags_apply_only_without_config(tmp_path: Path) -> None:
     assert cfg.leader_election.resource_name == "kube-scheduler"
 
 
+def test_a_zero_qps_or_burst_in_the_file_means_the_component_defaults(tmp_path: Path) -> None:
+    source = tmp_path / "in.yaml"
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "clientConnection:\n  qps: 0\n  burst: 0\n")
+    cc = written(tmp_path, f"--config={source}").client_connection
+    assert (cc.qps, cc.burst) == (50.0, 100)
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "clientConnection:\n  qps: -1\n  burst: 5\n")
+    cc = written(tmp_path, f"--config={source}").client_connection
+    assert (cc.qps, cc.burst) == (-1.0, 5)
+
+
 def test_leader_election_flags_override_the_file_and_beat_deprecated_aliases(tmp_path: Path) -> None:
     source = tmp_path / "in.yaml"
     source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

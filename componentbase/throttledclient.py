@@ -1,0 +1,66 @@
+"""client-go's client-side rate limit on the official client: each request waits for a token first.
+
+Imported only where a client is built: it imports ``kubernetes``, which is slow to import.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from componentbase.duration import format_duration
+from componentbase.flowcontrol import TokenBucket
+from componentbase.logs import V
+
+__all__ = ["ThrottledApiClient", "api_client"]
+
+log = logging.getLogger("componentbase.client")
+
+#: client-go's thresholds: a longer wait is logged at V(3); a wait over a second at info, at most every 5 s.
+LONG_THROTTLE = 0.05
+EXTRA_LONG_THROTTLE = 1.0
+EXTRA_LONG_LOG_INTERVAL = 5.0
+
+
+class ThrottledApiClient(ApiClient):
+    """An ``ApiClient`` whose calls (watches included, as in client-go) take a token from ``limiter``."""
+
+    def __init__(self, configuration: Any, limiter: TokenBucket) -> None:
+        super().__init__(configuration)
+        self.limiter = limiter
+        self._log_lock = threading.Lock()
+        self._logged_at = float("-inf")
+
+    def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        waited = self.limiter.accept()
+        if waited > LONG_THROTTLE:
+            self._log_wait(waited, method, url)
+        return super().call_api(method, url, *args, **kwargs)
+
+    def _log_wait(self, waited: float, method: str, url: str) -> None:
+        level = V(3)
+        if waited > EXTRA_LONG_THROTTLE:
+            with self._log_lock:
+                now = time.monotonic()
+                if now - self._logged_at >= EXTRA_LONG_LOG_INTERVAL:
+                    self._logged_at = now
+                    level = logging.INFO
+        log.log(level, "Waited for %s due to client-side throttling, not priority and fairness, request: %s:%s",
+                format_duration(waited), method, url)
+
+
+#: client-go's ``DefaultQPS`` and ``DefaultBurst``, for a qps or burst of 0.
+DEFAULT_QPS = 5.0
+DEFAULT_BURST = 10
+
+
+def api_client(configuration: Any, qps: float, burst: int) -> Any:
+    """As client-go's ``RESTClientFor``: 0 means its defaults (5 qps, burst 10), a negative qps no limit."""
+    qps = qps or DEFAULT_QPS
+    if qps < 0:
+        return ApiClient(configuration)
+    return ThrottledApiClient(configuration, TokenBucket(qps, burst or DEFAULT_BURST))
