@@ -41,6 +41,9 @@ class Config:
     leader_election: LeaderElectionConfiguration | None = None
     #: A ``kubernetes.client.ApiClient``, built by ``Options.config()``.
     client: Any = None
+    #: The lease's own client, as kube-scheduler's "leader-election" one: its own rate limit and connections,
+    #: so a busy component's calls never hold up a renewal. ``None`` falls back to ``client``.
+    leader_election_client: Any = None
     #: The component's plugin manager: its own hooks and the plugins given to the command.
     plugins: pluggy.PluginManager | None = None
     #: HTTPS serving (``SecureServingOptions``); ``None`` serves nothing.

@@ -86,7 +86,8 @@ def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threadin
 
     callbacks = LeaderCallbacks(on_started_leading=started_leading, on_stopped_leading=lambda: None)
     observer = config.metrics.leader_status if config.metrics is not None else None
-    le_config = LeaderElectionConfig.from_configuration(config.leader_election, config.client, callbacks,
+    lease_client = config.leader_election_client or config.client
+    le_config = LeaderElectionConfig.from_configuration(config.leader_election, lease_client, callbacks,
                                                         release_on_cancel=True, watchdog=watchdog,
                                                         status_observer=observer)
     thread = LeaderElector(le_config).run_in_thread(elector_stop)

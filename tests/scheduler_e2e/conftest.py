@@ -86,6 +86,14 @@ class Cluster:
         wait_until(seen, what=f"a {reason} event for {pod}")
         return found
 
+    def lease_holder(self, name: str = "kube-scheduler", namespace: str = "kube-system") -> str:
+        try:
+            lease = self._json(client.CoordinationV1Api(self.api).read_namespaced_lease(
+                name, namespace, _preload_content=False))
+        except client.ApiException:
+            return ""
+        return str(lease["spec"].get("holderIdentity") or "")
+
     def condition(self, pod: str, namespace: str = "default") -> Obj | None:
         status = self._json(self.v1.read_namespaced_pod(pod, namespace, _preload_content=False)).get("status") or {}
         for c in status.get("conditions") or ():
@@ -145,7 +153,7 @@ CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: {kubeconfig}
-leaderElection:
+{client}leaderElection:
   leaderElect: false
 podInitialBackoffSeconds: 1
 podMaxBackoffSeconds: 1
@@ -154,12 +162,13 @@ podMaxBackoffSeconds: 1
 
 @pytest.fixture
 def start_scheduler(kube_apiserver: LoopbackAPIServer, tmp_path: Path) -> Iterator[Callable[..., Running]]:
-    """``start_scheduler(extra_yaml="", *flags)``: run the scheduler; stopped (and its exit code checked) after."""
+    """``start_scheduler(extra_yaml="", *flags, client=yaml)``: run the scheduler (``client``: more lines of its
+    clientConnection); stopped, and its exit code checked, after the test."""
     running: list[Running] = []
 
-    def start(extra: str = "", *flags: str) -> Running:
+    def start(extra: str = "", *flags: str, client: str = "") -> Running:
         path = tmp_path / f"config-{len(running)}.yaml"
-        path.write_text(CONFIG.format(kubeconfig=kube_apiserver.kubeconfig_path) + extra)
+        path.write_text(CONFIG.format(kubeconfig=kube_apiserver.kubeconfig_path, client=client) + extra)
         r = Running([f"--config={path}", "--secure-port=0", *flags])
         running.append(r)
         return r

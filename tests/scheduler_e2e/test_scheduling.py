@@ -126,3 +126,31 @@ def test_two_profiles_each_schedule_their_own_pods(cluster: Cluster,
     assert event["reportingComponent"] == "bin-packer"
     [event] = cluster.wait_events("spread", "Scheduled")
     assert event["reportingComponent"] == "default-scheduler"
+
+
+def test_a_scheduler_rate_limited_on_its_side_still_binds_and_says_it_waited(
+        cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
+    """clientConnection.qps and burst are kept as client-go keeps them: calls past the burst wait their turn."""
+    cluster.create(node("n1", cpu="4", memory="8Gi"))
+    for i in range(4):
+        cluster.create(pod(f"p{i}", cpu="100m"))
+    running = start_scheduler("", "-v=3", client="  qps: 5\n  burst: 1\n")
+    wait_until(lambda: len(cluster.bound()) == 4, what="every pod bound")
+    waited = [line for line in running.err.getvalue().splitlines()
+              if "due to client-side throttling, not priority and fairness, request: POST:" in line]
+    assert any(line.endswith("/binding") for line in waited), running.err.getvalue()[-3000:]
+
+
+def test_the_lease_is_renewed_while_the_schedulers_own_calls_wait_for_their_rate_limit(
+        cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
+    """The lease has its own client, as kube-scheduler's: a backlog of bindings must not cost the leadership."""
+    cluster.create(node("n1", cpu="8", memory="8Gi"))
+    running = start_scheduler("", "--leader-elect=true", "--leader-elect-lease-duration=3s",
+                              "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms",
+                              client="  qps: 2\n  burst: 1\n")
+    wait_until(lambda: cluster.lease_holder(), timeout=20, what="a leader")
+    for i in range(12):  # 6 s of bindings at 2 qps: far past the 2 s renew deadline
+        cluster.create(pod(f"p{i}", cpu="100m"))
+    wait_until(lambda: len(cluster.bound()) == 12 or running.code is not None, timeout=30, what="every pod bound")
+    assert running.code is None, running.err.getvalue()[-3000:]
+    assert len(cluster.bound()) == 12
