@@ -49,8 +49,10 @@ class ClientDescription:
     default_headers: dict[str, str] = field(default_factory=dict)
     cookie: str | None = None
     token_file: str | None = None  # in-cluster: the service-account token, re-read every minute
-    qps: float = -1.0  # the client-side rate limit: the other process keeps the same one (client-go's
-    burst: int = 0  # event client is built from the scheduler's rest config, so it has the same limits)
+    # The client-side rate limit (-1: none), kept by the other process too, as kube-scheduler's event
+    # client is built from the same rest config as its main client.
+    qps: float = -1.0
+    burst: int = 0
 
     def new_api_client(self, pool_maxsize: int = 2) -> Any:
         """An official ``ApiClient`` for this description (imports ``kubernetes``)."""
