@@ -8,7 +8,7 @@ starts, and the ``kubernetes`` client, ``cryptography`` and ``prometheus_client`
 from __future__ import annotations
 
 from componentbase.serving.authn import AuthenticationInfo, AuthenticationOptions, TokenReviewAuthenticator
-from componentbase.serving.authz import AuthorizationOptions, Authorizer, Decision
+from componentbase.serving.authz import AuthorizationOptions, Authorizer, Decision, ResourceAttributes
 from componentbase.serving.delegation import ANONYMOUS, DelegationError, UserInfo
 from componentbase.serving.healthz import PING, HealthChecker, NamedCheck, ShutdownCheck
 from componentbase.serving.metricsoptions import MetricsOptions
@@ -29,6 +29,7 @@ __all__ = [
     "HealthChecker",
     "MetricsOptions",
     "NamedCheck",
+    "ResourceAttributes",
     "SecureServingInfo",
     "SecureServingOptions",
     "ServingOptions",

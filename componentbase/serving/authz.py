@@ -5,6 +5,10 @@ asking (a trailing ``*`` matches a prefix), members of ``system:masters`` pass w
 server would allow them anyway), everything else is one SubjectAccessReview for the non-resource path,
 cached for the authorized or unauthorized TTL. Without a client nothing else is allowed; a failure to ask
 denies (fail closed) and is not cached.
+
+A server that stands for an API object asks about that object instead (``authorize_resource``): the
+kubelet asks whether the caller may ``get`` ``nodes/proxy`` of its node, so RBAC roles written for real
+kubelets (``system:kubelet-api-admin``) work unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from componentbase.options.base import Options, flag
 from componentbase.serving.delegation import DelegationError, UserInfo, delegation_client, describe_error
 from componentbase.serving.ttlcache import TTLCache
 
-__all__ = ["SECTION", "AuthorizationOptions", "Authorizer", "Decision"]
+__all__ = ["SECTION", "AuthorizationOptions", "Authorizer", "Decision", "ResourceAttributes"]
 
 SECTION = "Authorization flags"
 
@@ -36,6 +40,29 @@ class Decision:
 
 
 _ALLOWED = Decision(True)
+
+
+@attrs.frozen
+class ResourceAttributes:
+    """What a resource request asks (a SubjectAccessReview's ``resourceAttributes``)."""
+
+    verb: str
+    resource: str
+    subresource: str = ""
+    group: str = ""
+    version: str = ""
+    namespace: str = ""
+    name: str = ""
+
+    def describe(self) -> str:
+        """The kubelet's wording: ``verb=get, resource=nodes, subresource=proxy``."""
+        return f"verb={self.verb}, resource={self.resource}, subresource={self.subresource}"
+
+
+@attrs.frozen
+class _PathRequest:
+    verb: str
+    path: str
 
 
 class Authorizer:
@@ -57,24 +84,38 @@ class Authorizer:
 
     def authorize(self, user: UserInfo, verb: str, path: str) -> Decision:
         """May ``user`` do ``verb`` on ``path``? DelegationError when the API server could not be asked."""
+        return self._decide(user, path, _PathRequest(verb, path))
+
+    def authorize_resource(self, user: UserInfo, request: ResourceAttributes, path: str) -> Decision:
+        """May ``user`` do what ``request`` says? ``path`` is asked for only in the always-allowed paths."""
+        return self._decide(user, path, request)
+
+    def _decide(self, user: UserInfo, path: str, request: _PathRequest | ResourceAttributes) -> Decision:
         if self.always_allow_groups.intersection(user.groups) or self.path_always_allowed(path):
             return _ALLOWED
         if self.api_client is None:
             return Decision(False)
-        key = (user, verb, path)
+        key = (user, request)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        decision = self._review(user, verb, path)
+        decision = self._review(user, path, request)
         self._cache.put(key, decision, self.allowed_ttl if decision.allowed else self.denied_ttl)
         return decision
 
-    def _review(self, user: UserInfo, verb: str, path: str) -> Decision:
+    def _review(self, user: UserInfo, path: str, request: _PathRequest | ResourceAttributes) -> Decision:
         from kubernetes import client
 
+        what: dict[str, Any] = {}
+        if isinstance(request, _PathRequest):
+            what["non_resource_attributes"] = client.V1NonResourceAttributes(path=request.path, verb=request.verb)
+        else:
+            what["resource_attributes"] = client.V1ResourceAttributes(
+                verb=request.verb, resource=request.resource, subresource=request.subresource or None,
+                group=request.group, version=request.version or None, namespace=request.namespace or None,
+                name=request.name or None)
         spec = client.V1SubjectAccessReviewSpec(
-            user=user.name, groups=list(user.groups), uid=user.uid or None, extra=user.extra_dict() or None,
-            non_resource_attributes=client.V1NonResourceAttributes(path=path, verb=verb))
+            user=user.name, groups=list(user.groups), uid=user.uid or None, extra=user.extra_dict() or None, **what)
         body = client.V1SubjectAccessReview(api_version="authorization.k8s.io/v1", kind="SubjectAccessReview",
                                             spec=spec)
         api = client.AuthorizationV1Api(self.api_client)

@@ -41,8 +41,8 @@ def kubelet_server(config: Any) -> Callable[[Node, threading.Event], Callable[[]
         info = config.kubelet_serving
         ready = componentbase.NamedCheck("node-ready", lambda: _ready(node))
         app = KubeletAPI(node.provider, lambda: node.pod_informer.list() if node.pod_informer else [],
-                         authentication=config.authentication, authorization=config.authorization,
-                         checks=[ready])
+                         node_name=node.name, authentication=config.authentication,
+                         authorization=config.authorization, checks=[ready])
         server = SecureServer(info.bind_address, info.port, info.ssl_context(
             config.authentication.client_ca if config.authentication is not None else ""), app,
             info.shutdown_timeout).start()

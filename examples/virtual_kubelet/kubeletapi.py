@@ -2,9 +2,10 @@
 
 ``/containerLogs/{namespace}/{pod}/{container}``, ``/pods`` (the API's view of this node's pods),
 ``/runningpods/`` (the provider's), ``/exec/{namespace}/{pod}/{container}`` (WebSocket), and the health
-paths. Every kubelet path needs an authenticated caller the API server authorizes (a SubjectAccessReview
-for the path: ``get``, and ``create`` for exec, as the API server asks for ``pods/exec``); the
-always-allowed paths (``/healthz``...) need nothing.
+paths. Every kubelet path needs an authenticated caller the API server authorizes, asked as the kubelet
+asks: the verb of the HTTP method on ``nodes/proxy`` of this node (``nodes/log``, ``nodes/stats`` or
+``nodes/metrics`` under ``/logs``, ``/stats`` and ``/metrics``), so RBAC written for real kubelets
+(``system:kubelet-api-admin``) works unchanged. The always-allowed paths (``/healthz``...) need nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from examples.virtual_kubelet import execws
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound
 
-__all__ = ["KubeletAPI", "LogOptionsError", "parse_log_options"]
+__all__ = ["KubeletAPI", "LogOptionsError", "parse_log_options", "request_attributes"]
 
 log = logging.getLogger("examples.virtual_kubelet.api")
 
@@ -84,6 +85,11 @@ def _text(status: int, message: str) -> Any:
     return Response(status, (message + "\n").encode())
 
 
+def _forbidden(user: str, request: componentbase.serving.ResourceAttributes) -> Any:
+    """The kubelet's 403, which names the request and keeps the authorizer's reason to the log."""
+    return _text(403, f"Forbidden (user={user}, {request.describe()})")
+
+
 def _pod_list(items: Sequence[dict[str, Any]]) -> Any:
     from componentbase.serving.server import Response
 
@@ -91,12 +97,29 @@ def _pod_list(items: Sequence[dict[str, Any]]) -> Any:
     return Response(200, json.dumps(body).encode(), JSON)
 
 
+#: The kubelet's verbs for HTTP methods.
+_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+#: Paths the kubelet authorizes as their own subresource of the node; everything else is ``proxy``.
+_SUBRESOURCES = {"/stats": "stats", "/metrics": "metrics", "/logs": "log"}
+
+
+def request_attributes(node_name: str, method: str, path: str) -> componentbase.serving.ResourceAttributes:
+    """The kubelet's ``GetRequestAttributes``: what a request to this node's API asks of the node object."""
+    subresource = "proxy"
+    for prefix, name in _SUBRESOURCES.items():
+        if path == prefix or path.startswith(prefix + "/"):
+            subresource = name
+    return componentbase.serving.ResourceAttributes(verb=_VERBS.get(method, ""), resource="nodes",
+                                                    subresource=subresource, version="v1", name=node_name)
+
+
 class KubeletAPI:
     """The request handler (a ``componentbase.serving`` App) for one node."""
 
-    def __init__(self, provider: Provider, pods: Callable[[], list[dict[str, Any]]], *, authentication: Any,
-                 authorization: Any, checks: Sequence[Any] = ()) -> None:
+    def __init__(self, provider: Provider, pods: Callable[[], list[dict[str, Any]]], *, node_name: str,
+                 authentication: Any, authorization: Any, checks: Sequence[Any] = ()) -> None:
         self.provider = provider
+        self.node_name = node_name
         self.pods = pods
         self.authentication = authentication
         self.authorization = authorization
@@ -106,7 +129,7 @@ class KubeletAPI:
         path = req.path
         kind, _, rest = path.lstrip("/").partition("/")
         if self.authorization is None or not self.authorization.path_always_allowed(path):
-            refused = self._refuse(req, "create" if kind == "exec" else "get")
+            refused = self._refuse(req)
             if refused is not None:
                 return refused
         if kind in ("healthz", "livez", "readyz"):
@@ -126,13 +149,14 @@ class KubeletAPI:
 
     # --- auth -----------------------------------------------------------------------------------
 
-    def _refuse(self, req: Any, verb: str) -> Any:
-        """401 without a user the API server vouches for; 403 unless it authorizes ``verb`` on the path."""
+    def _refuse(self, req: Any) -> Any:
+        """401 without a user the API server vouches for; 403 unless it authorizes what the request asks."""
         from componentbase.serving import DelegationError
 
+        request = request_attributes(self.node_name, req.method, req.path)
         authn, authz = self.authentication, self.authorization
         if authn is None or not authn.configured or authz is None:
-            return _text(403, f'forbidden: User "system:anonymous" cannot {verb} path "{req.path}"')
+            return _forbidden("system:anonymous", request)
         user = authn.user_from_certificate(req.peercert()) if authn.client_ca else None
         if user is None:
             scheme, _, token = (req.headers.get("Authorization") or "").partition(" ")
@@ -147,15 +171,14 @@ class KubeletAPI:
             if user is None:
                 return _text(401, "Unauthorized")
         try:
-            decision = authz.authorize(user, verb, req.path)
+            decision = authz.authorize_resource(user, request, req.path)
         except DelegationError as err:
             log.warning("Unable to authorize %s for %s: %s", req.path, user.name, err)
-            return _text(403, f'forbidden: User "{user.name}" cannot {verb} path "{req.path}": '
-                              "authorization check failed")
+            return _text(500, f"Authorization error (user={user.name}, {request.describe()})")
         if decision.allowed:
             return None
-        return _text(403, f'forbidden: User "{user.name}" cannot {verb} path "{req.path}"'
-                          + (f": {decision.reason}" if decision.reason else ""))
+        log.log(componentbase.V(2), "Forbidden %s %s for %s: %s", req.method, req.path, user.name, decision.reason)
+        return _forbidden(user.name, request)
 
     # --- handlers -------------------------------------------------------------------------------
 

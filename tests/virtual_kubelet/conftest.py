@@ -24,6 +24,7 @@ from examples.virtual_kubelet.timings import Timings
 ADMIN = "admin-token"
 VIEWER = "viewer-token"
 NOBODY = "nobody-token"
+PATHS = "paths-token"
 
 FAST = Timings(ping_interval=0.05, ping_timeout=1.0, status_interval=0.3, lease_duration=1,
                lease_renew_interval=0.1, status_poll_interval=0.1, lost_pod_grace=0.0, retry_initial=0.02,
@@ -57,11 +58,13 @@ def free_ports(n: int) -> list[int]:
 
 @pytest.fixture
 def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
-    """A server whose kubeconfig carries the admin token; a viewer may only read logs and /pods."""
+    """A server whose kubeconfig carries the admin token. The viewer may get nodes/proxy, as RBAC grants a
+    kubelet's API; "paths" may get the /containerLogs/* path, a grant the kubelet never asks about."""
     policy = tmp_path / "policy.json"
-    policy.write_text(json.dumps([{"user": "viewer", "verbs": ["get"], "paths": ["/containerLogs/*", "/pods"]}]))
+    policy.write_text(json.dumps([{"user": "viewer", "verbs": ["get"], "resources": ["nodes/proxy"]},
+                                  {"user": "paths", "verbs": ["get"], "paths": ["/containerLogs/*"]}]))
     tokens = {ADMIN: User("admin", "1", ("system:masters",)), VIEWER: User("viewer", "2"),
-              NOBODY: User("nobody", "3")}
+              NOBODY: User("nobody", "3"), PATHS: User("paths", "4")}
     with LoopbackAPIServer(tokens=tokens, authorization_policy_file=policy) as server:
         yield server
 

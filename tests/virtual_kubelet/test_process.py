@@ -18,7 +18,7 @@ import pytest
 
 from componentbase.serving.certs import generate_self_signed
 from componentbase.testing import LoopbackAPIServer
-from tests.virtual_kubelet.conftest import ADMIN, NOBODY, VIEWER, Command, Kube, free_ports, ready, wait_for
+from tests.virtual_kubelet.conftest import ADMIN, NOBODY, PATHS, VIEWER, Command, Kube, free_ports, ready, wait_for
 
 
 class VK:
@@ -159,15 +159,22 @@ def test_a_pod_whose_configmap_is_missing_or_unreadable_fails_saying_which(
     assert message.startswith('reading configmap "default/missing": 500') and "\n" not in message, message
 
 
-def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: Kube) -> None:
+def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: Kube,
+                                                                   apiserver: LoopbackAPIServer) -> None:
     kube.create_pod("job", container(py("print('x')")), restartPolicy="Never")
     wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
+    apiserver.faults.set(error_rate=1.0, resources=["subjectaccessreviews"])
+    assert vk.get("/containerLogs/default/job/c", token=VIEWER) == \
+        (500, b"Authorization error (user=viewer, verb=get, resource=nodes, subresource=proxy)\n")
+    apiserver.faults.clear()  # a failure to ask is not remembered: the next request asks again
     assert vk.get("/containerLogs/default/job/c", token=None)[0] == 401
     assert vk.get("/containerLogs/default/job/c", token="not-a-token")[0] == 401
     code, body = vk.get("/containerLogs/default/job/c", token=NOBODY)
-    assert code == 403 and b'User "nobody" cannot get path "/containerLogs/default/job/c"' in body
+    assert (code, body) == (403, b"Forbidden (user=nobody, verb=get, resource=nodes, subresource=proxy)\n")
+    # Asked as the kubelet asks: nodes/proxy of this node, not the path.
+    assert vk.get("/containerLogs/default/job/c", token=PATHS)[0] == 403
     assert vk.get("/containerLogs/default/job/c", token=VIEWER) == (200, b"x\n")
-    assert vk.get("/runningpods/", token=VIEWER)[0] == 403
+    assert vk.get("/runningpods/", token=VIEWER)[0] == 200
     assert vk.get("/healthz", token=None) == (200, b"ok\n")
     code, body = vk.get("/pods", token=VIEWER)
     assert code == 200 and [p["metadata"]["name"] for p in json.loads(body)["items"]] == ["job"]
