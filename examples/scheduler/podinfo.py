@@ -123,9 +123,9 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
 class PodInfo:
     """A pod and the numbers every plugin needs from it; built once, shared by every cycle and node."""
 
-    __slots__ = ("cpu", "ephemeral_storage", "host_ports", "key", "memory", "name", "namespace", "node_name",
-                 "nz_cpu", "nz_memory", "pod", "priority", "requests", "scalar", "scheduler_name", "spec",
-                 "tolerations")
+    __slots__ = ("cpu", "ephemeral_storage", "host_ports", "key", "labels", "memory", "name", "namespace",
+                 "node_name", "nz_cpu", "nz_memory", "pod", "priority", "requests", "scalar", "scheduler_name",
+                 "spec", "tolerations")
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         meta = pod.get("metadata") or {}
@@ -135,6 +135,7 @@ class PodInfo:
         self.key = pod_key(pod)
         self.name: str = meta.get("name", "")
         self.namespace: str = meta.get("namespace") or "default"
+        self.labels: Mapping[str, str] = meta.get("labels") or {}
         self.node_name: str = spec.get("nodeName") or ""
         self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
         self.priority: int = int(spec.get("priority") or 0)

@@ -71,6 +71,9 @@ def default_plugin_events() -> dict[str, set[ClusterEvent]]:
         "NodeAffinity": node_changes,
         "NodePorts": {POD_DELETE, NODE_ADD},
         "NodeResourcesFit": {POD_DELETE, NODE_ADD, NODE_UPDATE, ASSIGNED_POD_UPDATE},
+        # A pod's labels or place, or a node's labels, change which domains match and how many pods count.
+        "PodTopologySpread": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
+        "InterPodAffinity": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
     }
 
 

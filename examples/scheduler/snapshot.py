@@ -5,6 +5,10 @@ is precomputed on the ``NodeInfo`` as a plain attribute, so the filter and score
 nodes do no dict lookups and no parsing. ``Snapshot`` is kube's cache and snapshot in one: the
 scheduling loop holds ``lock`` for a cycle, informer handlers take it for each update.
 
+Pods with pod (anti-)affinity are also indexed, per node and per snapshot, as kube's
+``NodeInfo.PodsWithAffinity`` / ``PodsWithRequiredAntiAffinity`` and ``HavePodsWithAffinityList``: most
+pods have none, and InterPodAffinity must not walk every pod of 5,000 nodes each cycle to learn that.
+
 Assumed pods are kube's optimistic binding: a pod placed by the scheduler counts against its node at once
 (``assume_pod``), before the API has it bound; ``forget_pod`` undoes that when binding fails, and the
 informer's ``add_pod`` of the bound pod confirms it.
@@ -27,21 +31,31 @@ from examples.scheduler.podinfo import (
     resource_amount,
 )
 
-__all__ = ["NodeInfo", "Snapshot", "Taint"]
+__all__ = ["NodeInfo", "Snapshot", "Taint", "pod_affinity_kinds"]
 
 #: ``(key, value, effect)``
 Taint = tuple[str, str, str]
 
 _NO_SCHEDULE = ("NoSchedule", "NoExecute")
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def pod_affinity_kinds(info: PodInfo) -> tuple[bool, bool]:
+    """Whether the pod has any pod (anti-)affinity, and whether it has required anti-affinity terms."""
+    affinity = info.spec.get("affinity")
+    if not affinity:
+        return False, False
+    anti = affinity.get("podAntiAffinity")
+    return bool(affinity.get("podAffinity") or anti), bool(anti and anti.get(_REQUIRED))
 
 
 class NodeInfo:
     """One node and what its pods use, as kube's ``framework.NodeInfo``."""
 
     __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "index",
-                 "labels", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods",
-                 "prefer_no_schedule_taints", "req_cpu", "req_ephemeral_storage", "req_memory", "req_scalar",
-                 "taints", "unschedulable", "used_ports")
+                 "labels", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods", "pods_with_affinity",
+                 "pods_with_required_anti_affinity", "prefer_no_schedule_taints", "req_cpu", "req_ephemeral_storage",
+                 "req_memory", "req_scalar", "taints", "unschedulable", "used_ports")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -58,6 +72,9 @@ class NodeInfo:
         self.req_scalar: dict[str, int] = {}
         self.nz_cpu = self.nz_memory = 0
         self.pods: dict[str, PodInfo] = {}
+        #: The pods with any pod affinity or anti-affinity, and those with required anti-affinity terms.
+        self.pods_with_affinity: dict[str, PodInfo] = {}
+        self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         #: hostIP -> {(protocol, port): number of pods using it}
         self.used_ports: dict[str, dict[tuple[str, int], int]] = {}
 
@@ -82,11 +99,18 @@ class NodeInfo:
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
         self._account(info, 1)
+        any_affinity, required_anti = pod_affinity_kinds(info)
+        if any_affinity:
+            self.pods_with_affinity[info.key] = info
+        if required_anti:
+            self.pods_with_required_anti_affinity[info.key] = info
 
     def remove_pod(self, key: str) -> PodInfo | None:
         info = self.pods.pop(key, None)
         if info is not None:
             self._account(info, -1)
+            self.pods_with_affinity.pop(key, None)
+            self.pods_with_required_anti_affinity.pop(key, None)
         return info
 
     def _account(self, info: PodInfo, sign: int) -> None:
@@ -121,6 +145,9 @@ class Snapshot:
         self._infos: dict[str, NodeInfo] = {}  # also holds pods whose node has not arrived (index -1)
         self._pods: dict[str, tuple[PodInfo, str]] = {}  # key -> (info, node name)
         self._assumed: set[str] = set()
+        # NodeInfos holding pods with pod (anti-)affinity / required anti-affinity, by name
+        self._with_affinity: dict[str, NodeInfo] = {}
+        self._with_required_anti_affinity: dict[str, NodeInfo] = {}
         for node in nodes:
             self.add_node(node)
         for pod in pods:
@@ -132,6 +159,14 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         info = self._infos.get(name)
         return info if info is not None and info.index >= 0 else None
+
+    def nodes_with_pod_affinity(self) -> list[NodeInfo]:
+        """The nodes holding a pod with pod (anti-)affinity, kube's ``HavePodsWithAffinityList``."""
+        return [n for n in self._with_affinity.values() if n.index >= 0]
+
+    def nodes_with_required_anti_affinity(self) -> list[NodeInfo]:
+        """The nodes holding a pod with required anti-affinity, kube's ``HavePodsWithRequiredAntiAffinityList``."""
+        return [n for n in self._with_required_anti_affinity.values() if n.index >= 0]
 
     # nodes
 
@@ -214,6 +249,8 @@ class Snapshot:
             node = self._infos[node_name] = NodeInfo(node_name)
         node.add_pod(info)
         self._pods[info.key] = (info, node_name)
+        if node.pods_with_affinity:
+            self._reindex(node)
 
     def _remove(self, key: str) -> None:
         found = self._pods.pop(key, None)
@@ -222,5 +259,16 @@ class Snapshot:
         node = self._infos.get(found[1])
         if node is not None:
             node.remove_pod(key)
+            if node.name in self._with_affinity:  # a superset of the required anti-affinity index
+                self._reindex(node)
             if node.index < 0 and not node.pods:
                 del self._infos[node.name]
+
+    def _reindex(self, node: NodeInfo) -> None:
+        """Keep ``node`` in the affinity indexes exactly while it holds such pods."""
+        for index, pods in ((self._with_affinity, node.pods_with_affinity),
+                            (self._with_required_anti_affinity, node.pods_with_required_anti_affinity)):
+            if pods:
+                index[node.name] = node
+            else:
+                index.pop(node.name, None)

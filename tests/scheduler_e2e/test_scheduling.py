@@ -154,3 +154,34 @@ def test_the_lease_is_renewed_while_the_schedulers_own_calls_wait_for_their_rate
     wait_until(lambda: len(cluster.bound()) == 12 or running.code is not None, timeout=30, what="every pod bound")
     assert running.code is None, running.err.getvalue()[-3000:]
     assert len(cluster.bound()) == 12
+
+
+def test_replicas_spread_over_zones_and_keep_apart_as_their_constraints_say(
+        cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
+    hostname = "kubernetes.io/hostname"
+    for zone in "abc":
+        for i in range(2):
+            cluster.create(node(f"{zone}{i}", labels={ZONE: zone, hostname: f"{zone}{i}"}))
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    apart = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": hostname, "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    for i in range(6):
+        web = pod(f"web-{i}", topologySpreadConstraints=spread)
+        web["metadata"]["labels"] = {"app": "web"}
+        cluster.create(web)
+    for i in range(7):  # one more than there are nodes
+        db = pod(f"db-{i}", affinity=apart)
+        db["metadata"]["labels"] = {"app": "db"}
+        cluster.create(db)
+    start_scheduler()
+    wait_until(lambda: len(cluster.bound()) == 12, what="12 pods bound")
+    bound = cluster.bound()
+    zones = [cluster.nodes()[bound[f"web-{i}"]]["metadata"]["labels"][ZONE] for i in range(6)]
+    assert sorted(zones) == ["a", "a", "b", "b", "c", "c"]
+    db_nodes = [n for name, n in bound.items() if name.startswith("db-")]
+    assert len(db_nodes) == len(set(db_nodes)) == 6
+    (left,) = [f"db-{i}" for i in range(7) if f"db-{i}" not in bound]
+    [event] = cluster.wait_events(left, "FailedScheduling")
+    assert event["message"].startswith(
+        "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules."), event["message"]
