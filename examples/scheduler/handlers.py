@@ -88,6 +88,9 @@ class SchedulerHandlers:
 
     def assigned_updated(self, old: Obj, new: Obj) -> None:
         self.snapshot.update_pod(PodInfo(new))
+        # Labels (topology spread, pod affinity), terminating or spec; a status write moves nothing.
+        if pod_spec_changed(old, new):
+            self.queue.move_all_to_active_or_backoff(q.ASSIGNED_POD_UPDATE)
 
     def assigned_deleted(self, pod: Obj | informers.DeletedFinalStateUnknown) -> None:
         self.snapshot.remove_pod(pod_key(informers.deleted_object(pod)))
@@ -122,3 +125,4 @@ class SchedulerHandlers:
     def node_deleted(self, node: Obj | informers.DeletedFinalStateUnknown) -> None:
         name = (informers.deleted_object(node).get("metadata") or {}).get("name", "")
         self.snapshot.remove_node(name)
+        self.queue.move_all_to_active_or_backoff(q.NODE_DELETE)

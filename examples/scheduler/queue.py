@@ -28,7 +28,9 @@ from examples.scheduler.podinfo import PodInfo
 
 __all__ = [
     "ASSIGNED_POD_ADD",
+    "ASSIGNED_POD_UPDATE",
     "NODE_ADD",
+    "NODE_DELETE",
     "NODE_UPDATE",
     "POD_DELETE",
     "UNSCHEDULABLE_TIMEOUT",
@@ -53,6 +55,7 @@ class ClusterEvent:
 
 NODE_ADD = ClusterEvent("Node", "Add")
 NODE_UPDATE = ClusterEvent("Node", "Update")
+NODE_DELETE = ClusterEvent("Node", "Delete")
 POD_DELETE = ClusterEvent("Pod", "Delete")
 ASSIGNED_POD_ADD = ClusterEvent("Pod", "Add")
 ASSIGNED_POD_UPDATE = ClusterEvent("Pod", "Update")
@@ -72,7 +75,7 @@ def default_plugin_events() -> dict[str, set[ClusterEvent]]:
         "NodePorts": {POD_DELETE, NODE_ADD},
         "NodeResourcesFit": {POD_DELETE, NODE_ADD, NODE_UPDATE, ASSIGNED_POD_UPDATE},
         # A pod's labels or place, or a node's labels, change which domains match and how many pods count.
-        "PodTopologySpread": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
+        "PodTopologySpread": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE, NODE_DELETE},
         "InterPodAffinity": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
     }
 
@@ -168,7 +171,7 @@ class SchedulingQueue:
                 del self._unschedulable[key]
 
     def assigned_pod_added(self, pod: PodInfo) -> None:
-        """A pod got a node: retry the pods its arrival can help (none of the default plugins wait for one)."""
+        """A pod got a node: retry the pods its arrival can help (pod affinity and topology spread wait for one)."""
         self.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent) -> int:

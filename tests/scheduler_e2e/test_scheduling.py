@@ -185,3 +185,21 @@ def test_replicas_spread_over_zones_and_keep_apart_as_their_constraints_say(
     [event] = cluster.wait_events(left, "FailedScheduling")
     assert event["message"].startswith(
         "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules."), event["message"]
+
+
+def test_a_pod_kept_apart_is_retried_when_the_pod_in_its_way_changes_its_labels(
+        cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
+    """An update of a placed pod moves the pods it blocked, as kube's AssignedPodUpdate event does."""
+    cluster.create(node("only", labels={"kubernetes.io/hostname": "only"}))
+    blocker = pod("blocker", nodeName="only")
+    blocker["metadata"]["labels"] = {"app": "db"}
+    cluster.create(blocker)
+    apart = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    waiting = pod("waiting", affinity=apart)
+    cluster.create(waiting)
+    start_scheduler()
+    cluster.wait_events("waiting", "FailedScheduling")
+    cluster.v1.patch_namespaced_pod("blocker", "default", {"metadata": {"labels": {"app": "old-db"}}},
+                                    _preload_content=False).read()
+    wait_until(lambda: cluster.node_of("waiting") == "only", what="the waiting pod bound")
