@@ -25,6 +25,7 @@ import componentbase
 from examples.virtual_kubelet import kubeapi, podcompare
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import PodNotFound
+from examples.virtual_kubelet.resources import LookupFailed
 from examples.virtual_kubelet.timefmt import now, parse_time
 from examples.virtual_kubelet.timings import Timings
 
@@ -238,9 +239,16 @@ class PodController:
         self._event(pod, "Normal", "ProviderDeleteSuccess", "Delete pod in provider successfully")
 
     def _provider_failed(self, pod: Pod, err: Exception, event_reason: str) -> None:
-        """Upstream's ``handleProviderError``: say it on the pod (Pending, or Failed under Never) and in an Event."""
+        """Upstream's ``handleProviderError``: say it on the pod (Pending, or Failed under Never) and in an Event.
+
+        A ConfigMap or Secret the API server could not be asked about is only an Event: the retry may
+        well succeed, and the kubelet keeps such a pod waiting too (CreateContainerConfigError).
+        """
         message = f"{type(err).__name__}: {err}" if not str(err) else str(err)
         self._event(pod, "Warning", event_reason, message)
+        if isinstance(err, LookupFailed):
+            log.error("Provider failed on pod %s, will retry: %s", _key(pod), message)
+            return
         phase = "Failed" if (pod.get("spec") or {}).get("restartPolicy") == "Never" else "Pending"
         status = dict(pod.get("status") or {})
         status.update(phase=phase, reason=REASON_PROVIDER_FAILED, message=message)

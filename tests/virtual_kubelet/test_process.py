@@ -143,7 +143,7 @@ def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs
     assert first.endswith(" hi world") and first[:4].isdigit() and "T" in first.split(" ")[0]
 
 
-def test_a_pod_whose_configmap_is_missing_or_unreadable_fails_saying_which(
+def test_a_pod_whose_configmap_is_missing_fails_and_one_that_cannot_be_read_waits(
         vk: VK, kube: Kube, apiserver: LoopbackAPIServer) -> None:
     ref = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "missing", "key": "x"}}}
     kube.create_pod("nocm", container(py("pass"), env=[ref]), restartPolicy="Never")
@@ -151,12 +151,18 @@ def test_a_pod_whose_configmap_is_missing_or_unreadable_fails_saying_which(
     status = kube.pod("nocm")["status"]
     assert status["reason"] == "ProviderFailed" and status["message"] == 'configmap "default/missing" not found'
 
+    # A ConfigMap the API server cannot be asked about is not "missing": the pod waits and is retried.
+    late = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "late", "key": "x"}}}
     apiserver.faults.set(error_rate=1.0, error_code=500, resources=["configmaps"], verbs=["get"])
-    kube.create_pod("broken", container(py("pass"), env=[ref]), restartPolicy="Never")
-    wait_for(lambda: kube.phase("broken") == "Failed", what="the pod to fail")
+    kube.create_pod("waits", container(py("pass"), env=[late]), restartPolicy="Never")
+    [event] = wait_for(lambda: [e for e in kube.events() if e["involvedObject"]["name"] == "waits"
+                                and e["reason"] == "ProviderCreateFailed"], what="a ProviderCreateFailed event")
+    assert event["message"].startswith('reading configmap "default/late": 500') and "\n" not in event["message"]
+    assert kube.phase("waits") == "Pending"
+    kube.core.create_namespaced_config_map("default", {"metadata": {"name": "late"}, "data": {"x": "1"}},
+                                           _preload_content=False)
     apiserver.faults.clear()
-    message = kube.pod("broken")["status"]["message"]
-    assert message.startswith('reading configmap "default/missing": 500') and "\n" not in message, message
+    wait_for(lambda: kube.phase("waits") == "Succeeded", what="the pod to succeed once its ConfigMap is read")
 
 
 def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: Kube,
