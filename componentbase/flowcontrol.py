@@ -29,18 +29,24 @@ class TokenBucket:
         self._tokens = float(burst)
         self._last = clock()
 
-    def reserve(self) -> float:
-        """Take a token now; the seconds until it is really there (0 when the bucket had one)."""
+    def reserve(self, max_wait: float | None = None) -> float | None:
+        """Take a token; the seconds until it is really there (0 when the bucket had one).
+
+        With ``max_wait``, a token further off than that is not taken (None), as client-go's ``Wait``
+        refuses a reservation that would pass its context's deadline.
+        """
         with self._lock:
             now = self._clock()
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-            self._last = now
-            self._tokens -= 1.0
-            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+            tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps) - 1.0
+            delay = 0.0 if tokens >= 0 else -tokens / self.qps
+            if max_wait is not None and delay > max_wait:
+                return None
+            self._tokens, self._last = tokens, now
+            return delay
 
-    def accept(self) -> float:
-        """Wait for a token, as client-go's ``Accept``; the seconds waited."""
-        delay = self.reserve()
-        if delay > 0:
+    def accept(self, max_wait: float | None = None) -> float | None:
+        """Wait for a token, as client-go's ``Accept``; the seconds waited (None: further off than ``max_wait``)."""
+        delay = self.reserve(max_wait)
+        if delay:
             self._sleep(delay)
         return delay

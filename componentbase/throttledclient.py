@@ -16,7 +16,7 @@ from componentbase.duration import format_duration
 from componentbase.flowcontrol import TokenBucket
 from componentbase.logs import V
 
-__all__ = ["ThrottledApiClient", "api_client"]
+__all__ = ["ThrottledApiClient", "ThrottledTimeout", "api_client"]
 
 log = logging.getLogger("componentbase.client")
 
@@ -24,6 +24,24 @@ log = logging.getLogger("componentbase.client")
 LONG_THROTTLE = 0.05
 EXTRA_LONG_THROTTLE = 1.0
 EXTRA_LONG_LOG_INTERVAL = 5.0
+
+
+class ThrottledTimeout(TimeoutError):
+    """The call's ``_request_timeout`` would pass before its turn came: not sent, its token not taken.
+
+    Without it a call given up on by its caller (the lease lock stops waiting at its deadline) would
+    still go out later, a renewal after the elector stopped leading.
+    """
+
+
+def _total(timeout: Any) -> float | None:
+    """The whole time a ``_request_timeout`` allows: a number, or a (connect, read) pair."""
+    if isinstance(timeout, (int, float)):
+        return float(timeout)
+    if isinstance(timeout, tuple):
+        parts = [float(t) for t in timeout if isinstance(t, (int, float))]
+        return sum(parts) if parts else None
+    return None
 
 
 class ThrottledApiClient(ApiClient):
@@ -36,7 +54,11 @@ class ThrottledApiClient(ApiClient):
         self._logged_at = float("-inf")
 
     def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-        waited = self.limiter.accept()
+        timeout = _total(kwargs.get("_request_timeout"))
+        waited = self.limiter.accept(timeout)
+        if waited is None:
+            raise ThrottledTimeout(f"client rate limiter: waiting for a token would exceed the request's "
+                                  f"{format_duration(timeout or 0)} timeout ({method} {url})")
         if waited > LONG_THROTTLE:
             self._log_wait(waited, method, url)
         return super().call_api(method, url, *args, **kwargs)

@@ -93,7 +93,7 @@ class BucketRateLimiter:
         self.burst = burst
 
     def when(self, item: Hashable) -> float:
-        return self.bucket.reserve()
+        return self.bucket.reserve() or 0.0
 
     def forget(self, item: Hashable) -> None:
         pass

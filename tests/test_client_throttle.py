@@ -77,3 +77,16 @@ def test_a_client_rebuilt_in_another_process_keeps_the_limit(
     with unlimited.new_api_client() as rebuilt:
         list_namespaces(rebuilt, 5)
     assert len(waits(caplog)) == 1
+
+
+def test_a_call_whose_timeout_would_pass_before_its_turn_is_not_sent(kube_apiserver: LoopbackAPIServer) -> None:
+    """As client-go's Wait: refused at once rather than sent late (a lease renewal given up on stays unsent)."""
+    from componentbase.throttledclient import ThrottledTimeout
+
+    with new_client(kube_apiserver, qps=0.2, burst=1) as api:
+        v1 = CoreV1Api(api)
+        v1.list_namespace(_preload_content=False, _request_timeout=1).read()
+        with pytest.raises(ThrottledTimeout, match=r"waiting for a token would exceed the request's 1s timeout"):
+            v1.list_namespace(_preload_content=False, _request_timeout=1)
+        with pytest.raises(ThrottledTimeout):
+            v1.list_namespace(_preload_content=False, _request_timeout=(0.5, 0.5))

@@ -45,3 +45,12 @@ def test_reservations_queue_up_behind_each_other() -> None:
 def test_a_bucket_needs_a_rate_and_room_for_one(qps: float, burst: int) -> None:
     with pytest.raises(ValueError, match="need qps > 0 and burst >= 1"):
         TokenBucket(qps, burst)
+
+
+def test_a_token_further_off_than_the_caller_waits_is_not_taken() -> None:
+    clock = Clock()
+    bucket = TokenBucket(1, 1, clock=lambda: clock.now, sleep=clock.sleep)
+    assert bucket.accept(0.5) == 0.0
+    assert bucket.accept(0.5) is None  # a second away: refused, nothing slept
+    assert clock.slept == []
+    assert bucket.accept(1.0) == pytest.approx(1.0)  # the refused call took no token
