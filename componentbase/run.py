@@ -94,6 +94,8 @@ def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threadin
     while thread.is_alive() and not stop.wait(_POLL):
         pass
     thread.stop()
+    if config.leader_election_client is not None:
+        config.leader_election_client.close()  # only the lease used it; its connections go with it
     if stop.is_set():
         log.info("Requested to terminate, exiting")
         return _exit_code(returned[0]) if returned else 0

@@ -143,11 +143,26 @@ class Options:
         config = self.new_config()
         self.apply_to(config)
         self.connect(config)
-        _connect_leader_election(config)
+        self.connect_leader_election(config)
         return config
 
     def connect(self, config: Config) -> None:
         """Build clients once the config is known; the default connects nothing."""
+
+    def connect_leader_election(self, config: Config) -> None:
+        """The lease's own client, as kube-scheduler's "leader-election" one, from ``clientConnection``.
+
+        Only when the component has a client and elects a leader. A component whose ``connect`` builds its
+        client some other way overrides this (or sets ``config.leader_election_client`` itself).
+        """
+        le = config.leader_election
+        if config.client is None or config.leader_election_client is not None or le is None or not le.leader_elect:
+            return
+        from componentbase.client import new_api_client
+
+        client = new_api_client(config.client_connection, config.master, pool_maxsize=2)
+        client.user_agent = f"{client.user_agent}/leader-election"
+        config.leader_election_client = client
 
     def merge_into(self, component_config: Any, *, from_file: bool) -> None:
         """Carry flags into the component config: a loaded ``--config`` file or the defaulted one.
@@ -156,15 +171,3 @@ class Options:
         """
         for sub in self.sub_options():
             sub.merge_into(component_config, from_file=from_file)
-
-
-def _connect_leader_election(config: Config) -> None:
-    """A second client for the lease when the component has one and elects a leader (kube-scheduler's way)."""
-    le = config.leader_election
-    if config.client is None or config.leader_election_client is not None or le is None or not le.leader_elect:
-        return
-    from componentbase.client import new_api_client
-
-    client = new_api_client(config.client_connection, config.master, pool_maxsize=2)
-    client.user_agent = f"{client.user_agent}/leader-election"
-    config.leader_election_client = client

@@ -81,7 +81,7 @@ class SchedulerOptions(componentbase.ComponentOptions):
         return list(config.validate(cfg))
 
     def connect(self, built: componentbase.Config) -> None:
-        """One keep-alive connection per binder thread, plus the watches, events and the lease."""
+        """One keep-alive connection per binder thread, plus the watches (the lease and Events have their own)."""
         cfg: config.KubeSchedulerConfiguration = self.component_config
         built.client = componentbase.new_api_client(built.client_connection, built.master,
                                                     pool_maxsize=cfg.parallelism + 8)

@@ -98,7 +98,7 @@ def _pod_list(items: Sequence[dict[str, Any]]) -> Any:
 
 
 #: The kubelet's verbs for HTTP methods.
-_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 #: Paths the kubelet authorizes as their own subresource of the node; everything else is ``proxy``.
 _SUBRESOURCES = {"/stats": "stats", "/metrics": "metrics", "/logs": "log"}
 

@@ -131,7 +131,7 @@ class VirtualKubeletOptions(componentbase.Options):
     def apply_to(self, config: Any) -> None:
         config.options = self
         config.provider_config = self.provider_settings
-        # Upstream's virtual kubelet has no --kube-api-qps: its calls are not rate limited on this side.
+        # No client-side rate limit (upstream's --kube-api-qps, unset, means client-go's 5/10): see docs.
         config.client_connection = componentbase.ClientConnectionConfiguration(kubeconfig=self.kubeconfig, qps=-1)
         config.leader_election = self.leader_election.configuration
         super().apply_to(config)  # without a server yet, authentication and authorization stay None
