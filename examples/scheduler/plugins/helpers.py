@@ -1,4 +1,4 @@
-"""Helpers the default plugins share: toleration matching, node selectors, score normalization.
+"""Helpers the default plugins share: toleration matching, node and pod label selectors, score normalization.
 
 Semantics follow k8s.io/api's ``Toleration.ToleratesTaint`` and component-helpers' ``nodeaffinity``: a
 selector requirement that cannot be parsed (``In`` without values, ``Gt`` with a non-integer) makes its
@@ -13,7 +13,52 @@ from typing import Any
 from examples.scheduler.framework import MAX_NODE_SCORE
 from examples.scheduler.snapshot import NodeInfo, Taint
 
-__all__ = ["NodeSelector", "PreferredTerms", "default_normalize", "find_untolerated", "tolerates"]
+__all__ = ["NodeSelector", "PreferredTerms", "Requirement", "SelectorError", "default_normalize", "find_untolerated",
+           "labels_match", "selector_requirements", "tolerates"]
+
+#: One pod label selector requirement: ``(key, operator, values)``.
+Requirement = tuple[str, str, frozenset[str]]
+
+
+class SelectorError(ValueError):
+    """A label selector that cannot be parsed (the API server rejects such pods; a manifest may not)."""
+
+
+def _requirement(expr: Mapping[str, Any]) -> Requirement:
+    op = expr.get("operator", "")
+    values = frozenset(expr.get("values") or ())
+    if op in ("In", "NotIn"):
+        if not values:
+            raise SelectorError("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            raise SelectorError("values: Invalid value: values set must be empty for exists and does not exist")
+    else:
+        raise SelectorError(f'"{op}" is not a valid label selector operator')
+    return expr.get("key", ""), op, values
+
+
+def selector_requirements(selector: Mapping[str, Any]) -> tuple[Requirement, ...]:
+    """A ``LabelSelector``'s ``matchLabels`` and ``matchExpressions``, ANDed (``()`` selects everything)."""
+    found = [(str(k), "In", frozenset((str(v),))) for k, v in (selector.get("matchLabels") or {}).items()]
+    found += [_requirement(e) for e in selector.get("matchExpressions") or ()]
+    return tuple(found)
+
+
+def labels_match(requirements: tuple[Requirement, ...], labels: Mapping[str, str]) -> bool:
+    for key, op, values in requirements:
+        if op == "In":
+            if labels.get(key) not in values:
+                return False
+        elif op == "NotIn":
+            if key in labels and labels[key] in values:
+                return False
+        elif op == "Exists":
+            if key not in labels:
+                return False
+        elif key in labels:  # DoesNotExist
+            return False
+    return True
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:

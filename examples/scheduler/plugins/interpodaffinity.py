@@ -40,6 +40,7 @@ import attrs
 import componentbase
 from componentbase import field
 from examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Handle, Plugin, Status
+from examples.scheduler.plugins.helpers import Requirement, SelectorError, labels_match, selector_requirements
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.snapshot import NodeInfo, Snapshot, pod_affinity_kinds
 
@@ -62,12 +63,9 @@ MIN_HARD_POD_AFFINITY_WEIGHT, MAX_HARD_POD_AFFINITY_WEIGHT = 0, 100
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-_WITH_VALUES, _WITHOUT_VALUES = ("In", "NotIn"), ("Exists", "DoesNotExist")
 #: Parsed terms are kept for this many pods at least before the cache drops pods that are gone.
 _MIN_CACHE = 1024
 
-#: One label selector requirement: ``(key, operator, values)``.
-Requirement = tuple[str, str, frozenset[str]]
 #: Per topology domain ``(topologyKey, value)``: how many pods match (or have terms matching) the pod.
 Counts = dict[tuple[str, str], int]
 #: topologyKey -> value -> summed weights, kube's ``scoreMap``.
@@ -94,14 +92,10 @@ def _requirements(selector: Mapping[str, Any] | None) -> tuple[Requirement, ...]
     """A ``LabelSelector``'s requirements (``()`` selects every pod), or ``None`` if it selects none."""
     if selector is None:
         return None
-    found = [(key, "In", frozenset((value,))) for key, value in (selector.get("matchLabels") or {}).items()]
-    for expr in selector.get("matchExpressions") or ():
-        op = expr.get("operator", "")
-        values = frozenset(expr.get("values") or ())
-        if not ((op in _WITH_VALUES and values) or (op in _WITHOUT_VALUES and not values)):
-            return None
-        found.append((expr.get("key", ""), op, values))
-    return tuple(found)
+    try:
+        return selector_requirements(selector)
+    except SelectorError:
+        return None
 
 
 def _with_label_keys(requirements: tuple[Requirement, ...] | None, term: Mapping[str, Any],
@@ -117,21 +111,7 @@ def _with_label_keys(requirements: tuple[Requirement, ...] | None, term: Mapping
 
 
 def _selects(requirements: tuple[Requirement, ...] | None, labels: Mapping[str, str]) -> bool:
-    if requirements is None:
-        return False
-    for key, op, values in requirements:
-        if op == "In":
-            if labels.get(key) not in values:
-                return False
-        elif op == "NotIn":
-            if labels.get(key) in values:
-                return False
-        elif op == "Exists":
-            if key not in labels:
-                return False
-        elif key in labels:
-            return False
-    return True
+    return requirements is not None and labels_match(requirements, labels)
 
 
 def _namespaces(owner: PodInfo, term: Mapping[str, Any]) -> frozenset[str] | None:

@@ -40,7 +40,13 @@ import attrs
 import componentbase
 from componentbase import field
 from examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Plugin, Status
-from examples.scheduler.plugins.helpers import NodeSelector, find_untolerated
+from examples.scheduler.plugins.helpers import (
+    NodeSelector,
+    SelectorError,
+    find_untolerated,
+    labels_match,
+    selector_requirements,
+)
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.snapshot import NodeInfo, Taint
 
@@ -147,14 +153,6 @@ class PodTopologySpreadArgs:
 
 #: A compiled label selector: whether a pod's labels are selected.
 LabelMatcher = Callable[[Mapping[str, str]], bool]
-#: ``(key, operator, values)``
-Requirement = tuple[str, str, frozenset[str]]
-
-
-class SelectorError(ValueError):
-    """A label selector that cannot be parsed (the API server rejects such pods; a manifest may not)."""
-
-
 def _nothing(labels: Mapping[str, str]) -> bool:
     return False
 
@@ -163,47 +161,15 @@ def _everything(labels: Mapping[str, str]) -> bool:
     return True
 
 
-def _matches(requirements: tuple[Requirement, ...], labels: Mapping[str, str]) -> bool:
-    for key, op, values in requirements:
-        if op == "In":
-            if labels.get(key) not in values:
-                return False
-        elif op == "NotIn":
-            if key in labels and labels[key] in values:
-                return False
-        elif op == "Exists":
-            if key not in labels:
-                return False
-        elif key in labels:  # DoesNotExist
-            return False
-    return True
-
-
-def _requirement(expr: Mapping[str, Any]) -> Requirement:
-    op = expr.get("operator", "")
-    values = frozenset(expr.get("values") or ())
-    if op in ("In", "NotIn"):
-        if not values:
-            raise SelectorError("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
-    elif op in ("Exists", "DoesNotExist"):
-        if values:
-            raise SelectorError("values: Invalid value: values set must be empty for exists and does not exist")
-    else:
-        raise SelectorError(f'"{op}" is not a valid label selector operator')
-    return expr.get("key", ""), op, values
-
-
 def label_selector(selector: Mapping[str, Any] | None, extra: Mapping[str, str]) -> LabelMatcher:
     """``LabelSelectorAsSelector`` with ``extra`` labels ANDed in: no selector selects nothing (and stays so,
     whatever ``matchLabelKeys`` add), an empty one everything."""
     if selector is None:
         return _nothing
-    reqs = [(k, "In", frozenset((v,))) for k, v in extra.items()]
-    reqs += [(k, "In", frozenset((str(v),))) for k, v in (selector.get("matchLabels") or {}).items()]
-    reqs += [_requirement(e) for e in selector.get("matchExpressions") or ()]
+    reqs = tuple((k, "In", frozenset((v,))) for k, v in extra.items()) + selector_requirements(selector)
     if not reqs:
         return _everything
-    return functools.partial(_matches, tuple(reqs))
+    return functools.partial(labels_match, reqs)
 
 
 # constraints
