@@ -13,8 +13,18 @@ from typing import Any
 from examples.scheduler.framework import MAX_NODE_SCORE
 from examples.scheduler.snapshot import NodeInfo, Taint
 
-__all__ = ["NodeSelector", "PreferredTerms", "Requirement", "SelectorError", "default_normalize", "find_untolerated",
-           "labels_match", "selector_requirements", "tolerates"]
+__all__ = [
+    "NodeSelector",
+    "PreferredTerms",
+    "RequiredNodeAffinity",
+    "Requirement",
+    "SelectorError",
+    "default_normalize",
+    "find_untolerated",
+    "labels_match",
+    "selector_requirements",
+    "tolerates",
+]
 
 #: One pod label selector requirement: ``(key, operator, values)``.
 Requirement = tuple[str, str, frozenset[str]]
@@ -165,6 +175,27 @@ class NodeSelector:
 
     def match(self, node: NodeInfo) -> bool:
         return any(term(node) for term in self.terms)
+
+
+class RequiredNodeAffinity:
+    """kube's ``GetRequiredNodeAffinity``: a pod's ``nodeSelector`` labels and required node affinity, both
+    must hold (NodeAffinity filters with it, PodTopologySpread's ``nodeAffinityPolicy: Honor`` counts by it)."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.labels = dict(spec.get("nodeSelector") or {})
+        required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+        self.selector = NodeSelector(required) if required is not None else None
+
+    def is_empty(self) -> bool:
+        return not self.labels and self.selector is None
+
+    def match(self, n: NodeInfo) -> bool:
+        labels = n.labels
+        for key, value in self.labels.items():
+            if labels.get(key) != value:
+                return False
+        return self.selector is None or self.selector.match(n)
 
 
 class PreferredTerms:

@@ -14,7 +14,7 @@ import attrs
 import componentbase
 from componentbase import field
 from examples.scheduler.framework import SKIP, Code, CycleState, Plugin, PreFilterResult, Status
-from examples.scheduler.plugins.helpers import NodeSelector, PreferredTerms, default_normalize
+from examples.scheduler.plugins.helpers import NodeSelector, PreferredTerms, RequiredNodeAffinity, default_normalize
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.snapshot import NodeInfo
 
@@ -60,22 +60,6 @@ def _named_nodes(required: dict[str, Any]) -> frozenset[str] | None:
     return frozenset(names)
 
 
-class _Required:
-    """A pod's required placement: its ``nodeSelector`` labels and its required affinity, both must hold."""
-
-    def __init__(self, pod: PodInfo) -> None:
-        self.labels = dict(pod.spec.get("nodeSelector") or {})
-        required = _required(pod)
-        self.selector = NodeSelector(required) if required is not None else None
-
-    def match(self, n: NodeInfo) -> bool:
-        labels = n.labels
-        for key, value in self.labels.items():
-            if labels.get(key) != value:
-                return False
-        return self.selector is None or self.selector.match(n)
-
-
 class NodeAffinity(Plugin):
     name = "NodeAffinity"
     Args = NodeAffinityArgs
@@ -95,7 +79,7 @@ class NodeAffinity(Plugin):
         required = _required(pod)
         if required is None and self.added_selector is None and not pod.spec.get("nodeSelector"):
             return SKIP
-        state[self.name] = _Required(pod)
+        state[self.name] = RequiredNodeAffinity(pod.spec)
         if required is None or not required.get("nodeSelectorTerms"):
             return None
         names = _named_nodes(required)
@@ -108,7 +92,7 @@ class NodeAffinity(Plugin):
     @componentbase.hookimpl
     def scheduler_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                          rejected: dict[str, Status]) -> list[NodeInfo]:
-        required: _Required = state.get(self.name) or _Required(pod)
+        required: RequiredNodeAffinity = state.get(self.name) or RequiredNodeAffinity(pod.spec)
         added = self.added_selector
         passed = []
         for n in nodes:

@@ -41,7 +41,7 @@ import componentbase
 from componentbase import field
 from examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Plugin, Status
 from examples.scheduler.plugins.helpers import (
-    NodeSelector,
+    RequiredNodeAffinity,
     SelectorError,
     find_untolerated,
     labels_match,
@@ -220,21 +220,9 @@ def count_matching(pod: PodInfo, selector: LabelMatcher, pods: Iterable[PodInfo]
 
 
 def _required_affinity(pod: PodInfo) -> Callable[[NodeInfo], bool] | None:
-    """``GetRequiredNodeAffinity``: the pod's ``nodeSelector`` and required node affinity (``None``: any node)."""
-    labels = dict(pod.spec.get("nodeSelector") or {})
-    required = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution")
-    if not labels and required is None:
-        return None
-    selector = NodeSelector(required) if required is not None else None
-
-    def match(n: NodeInfo) -> bool:
-        node_labels = n.labels
-        if any(node_labels.get(k) != v for k, v in labels.items()):
-            return False
-        return selector is None or selector.match(n)
-
-    return match
+    """The pod's ``nodeSelector`` and required node affinity as a node test (``None``: any node)."""
+    required = RequiredNodeAffinity(pod.spec)
+    return None if required.is_empty() else required.match
 
 
 def _has_keys(labels: Mapping[str, str], keys: tuple[str, ...]) -> bool:
