@@ -7,10 +7,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from kubernetes import client
 
 from componentbase.testing import LoopbackAPIServer
 from tests.scheduler.builders import node, pod
@@ -47,14 +45,6 @@ def procs() -> Iterator[list[Proc]]:
             p.p.communicate()
 
 
-def _lease_holder(api: Any) -> str:
-    try:
-        lease = client.CoordinationV1Api(api).read_namespaced_lease("kube-scheduler", "kube-system")
-    except client.ApiException:
-        return ""
-    return lease.spec.holder_identity or ""
-
-
 def test_the_process_schedules_and_stops_cleanly(kube_apiserver: LoopbackAPIServer, cluster: Cluster,
                                                  procs: list[Proc]) -> None:
     for i in range(3):
@@ -69,7 +59,7 @@ def test_the_process_schedules_and_stops_cleanly(kube_apiserver: LoopbackAPIServ
     code, err = procs[0].terminate()
     assert code == 0, err[-3000:]
     assert "Caches synced" in err
-    assert _lease_holder(cluster.api) == ""  # no leader election: no lease
+    assert cluster.lease_holder() == ""  # no leader election: no lease
 
 
 def test_with_leader_election_only_the_leader_schedules_and_a_standby_takes_over(
@@ -79,14 +69,14 @@ def test_with_leader_election_only_the_leader_schedules_and_a_standby_takes_over
              "--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
              "--leader-elect-retry-period=200ms")
     procs.append(Proc(*flags))
-    wait_until(lambda: _lease_holder(cluster.api), timeout=20, what="a leader")
-    first = _lease_holder(cluster.api)
+    wait_until(lambda: cluster.lease_holder(), timeout=20, what="a leader")
+    first = cluster.lease_holder()
     procs.append(Proc(*flags))
     cluster.create(pod("before", cpu="100m"))
     wait_until(lambda: cluster.node_of("before") == "n0", timeout=20, what="the leader binding a pod")
     code, err = procs[0].terminate()  # releases the lease: the standby takes over at once
     assert code == 0, err[-3000:]
-    wait_until(lambda: _lease_holder(cluster.api) not in ("", first), timeout=10, what="the standby leading")
+    wait_until(lambda: cluster.lease_holder() not in ("", first), timeout=10, what="the standby leading")
     cluster.create(pod("after", cpu="100m"))
     wait_until(lambda: cluster.node_of("after") == "n0", timeout=10, what="the new leader binding a pod")
     code, err = procs[1].terminate()
