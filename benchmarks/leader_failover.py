@@ -44,7 +44,12 @@ def candidate(url: str, identity: str, out: str) -> int:
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     import kubernetes.client as kc
 
-    from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
+    from componentbase.leaderelection import (
+        LeaderCallbacks,
+        LeaderElectionConfig,
+        LeaderElector,
+        LeaseLock,
+    )
 
     cfg = kc.Configuration()
     cfg.host = url
@@ -147,7 +152,12 @@ def failovers(url: str, workdir: Path, rounds: int, hard: bool) -> list[float]:
 
 def requests_per_renewal(server: LoopbackAPIServer, seconds: float) -> tuple[int, int]:
     """A lone leader for ``seconds``: (lease requests the server saw, renewals it stored)."""
-    from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
+    from componentbase.leaderelection import (
+        LeaderCallbacks,
+        LeaderElectionConfig,
+        LeaderElector,
+        LeaseLock,
+    )
 
     api = server.api_client()
     leading = threading.Event()

@@ -131,8 +131,8 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
         _raw(conn, "POST", "/api/v1/namespaces/ceiling/pods",
              {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
 
-    # The same call the scheduler's binder makes (componentbase.unvalidated), so the ceiling is like-for-like.
-    create_binding = componentbase.unvalidated(v1.create_namespaced_pod_binding)
+    # The same call the scheduler's binder makes (componentbase.client.unvalidated), so the ceiling is like-for-like.
+    create_binding = componentbase.client.unvalidated(v1.create_namespaced_pod_binding)
 
     def bind(name: str) -> None:
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": "ceiling"},
@@ -160,7 +160,7 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
 def end_to_end(kubeconfig: str, url: str, nodes: int, pods: int, tmp: str, parallelism: int = 16,
                ) -> tuple[float, float, int]:
     """The scheduler's pods/s for ``pods`` pods created by another process; also their creation time."""
-    from componentbase import configz
+    from componentbase.serving import configz
     from examples.scheduler.__main__ import new_command
 
     rng = random.Random(1)

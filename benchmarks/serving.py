@@ -93,7 +93,7 @@ def main() -> int:
     import attrs
 
     import componentbase
-    from componentbase.serving.start import start_serving
+    from componentbase.serving import start_serving
     from componentbase.testing import LoopbackAPIServer
     from examples.scheduler.options import SchedulerOptions
 
@@ -107,7 +107,7 @@ def main() -> int:
         opts.secure_serving.bind_address = "127.0.0.1"
         opts.authentication.kubeconfig = opts.authorization.kubeconfig = api.kubeconfig_path
         opts.authentication.cache_ttl = opts.authorization.allowed_ttl = componentbase.Duration("1h")
-        registry = componentbase.configz.Registry()
+        registry = componentbase.serving.configz.Registry()
         registry.new("componentconfig").set(SchedulerOptions.default_component_config())
         config = componentbase.Config(configz_registry=registry)
         opts.apply_to(config)

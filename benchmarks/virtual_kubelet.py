@@ -116,8 +116,8 @@ def baseline(api: Any, n: int, workers: int, node: str, cpu: CPUMeter) -> Run:
     from kubernetes import client
 
     core = client.CoreV1Api(api)
-    # The same call the pod controller makes (componentbase.unvalidated), so the baseline is like-for-like.
-    from componentbase import unvalidated
+    # The same call the pod controller makes (componentbase.client.unvalidated), so the baseline is like-for-like.
+    from componentbase.client import unvalidated
 
     patch_status = unvalidated(core.patch_namespaced_pod_status)
     create_pods(api, node, n, workers)

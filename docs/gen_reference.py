@@ -19,8 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import componentbase  # noqa: E402
-import componentbase.config.naming  # noqa: E402
-import componentbase.config.scheme  # noqa: E402
+import componentbase.componentconfig  # noqa: E402
 from examples.scheduler.__main__ import new_command as scheduler_command  # noqa: E402
 from examples.virtual_kubelet.__main__ import new_command as vk_command  # noqa: E402
 
@@ -66,12 +65,12 @@ def config_fields(cls: type, obj: Any = None, prefix: str = "") -> list[tuple[st
     rows: list[tuple[str, str, str]] = []
     hints = typing.get_type_hints(cls)
     for a in attrs.fields(cls):
-        path = prefix + componentbase.config.naming.json_name_of(a)
+        path = prefix + componentbase.componentconfig.json_name_of(a)
         value = getattr(obj, a.name) if obj is not None else _default_of(a)
         hint = hints[a.name]
         nested = _attrs_class(hint)
         if nested is None:
-            default = "" if value is attrs.NOTHING else json.dumps(componentbase.config.scheme.unstructure(value))
+            default = "" if value is attrs.NOTHING else json.dumps(componentbase.componentconfig.unstructure(value))
             rows.append((path, _type_name(hint), default if a.default is not attrs.NOTHING else "(required)"))
         elif typing.get_origin(hint) is list:
             rows.append((path, f"list of {nested.__name__}", f"{len(value)} item(s)" if value else "[]"))
@@ -124,7 +123,7 @@ def pages() -> dict[str, str]:
 
 def main() -> None:
     for name, text in pages().items():
-        componentbase.write_atomic(ROOT / "docs" / "reference" / name, text)
+        componentbase.util.write_atomic(ROOT / "docs" / "reference" / name, text)
         print(f"wrote docs/reference/{name}")
 
 

@@ -13,7 +13,7 @@ import pytest
 from kubernetes.client import CoreV1Api
 
 import componentbase
-from componentbase.clientspec import describe_client
+from componentbase.client import describe_client
 from componentbase.testing import LoopbackAPIServer
 
 THROTTLED = "due to client-side throttling, not priority and fairness, request: GET:"
@@ -81,7 +81,7 @@ def test_a_client_rebuilt_in_another_process_keeps_the_limit(
 
 def test_a_call_whose_timeout_would_pass_before_its_turn_is_not_sent(kube_apiserver: LoopbackAPIServer) -> None:
     """As client-go's Wait: refused at once rather than sent late (a lease renewal given up on stays unsent)."""
-    from componentbase.throttledclient import ThrottledTimeout
+    from componentbase.client import ThrottledTimeout
 
     with new_client(kube_apiserver, qps=0.2, burst=1) as api:
         v1 = CoreV1Api(api)

@@ -9,9 +9,9 @@ from typing import Any
 import attrs
 import pytest
 
-from componentbase import configz
-from componentbase.config.types import LeaderElectionConfiguration
-from componentbase.duration import Duration
+from componentbase.componentconfig import LeaderElectionConfiguration
+from componentbase.serving import configz
+from componentbase.util import Duration
 
 
 @attrs.define(kw_only=True)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from componentbase import Duration, format_duration, parse_duration
-from componentbase.duration import DurationError
+from componentbase import Duration
+from componentbase.util import (
+    DurationError,
+    format_duration,
+    parse_duration,
+)
 
 
 @pytest.mark.parametrize(("text", "seconds", "printed"), [

@@ -11,7 +11,10 @@ from typing import Literal
 import pytest
 from kubernetes import client
 
-from componentbase.events import EventBroadcaster, object_reference
+from componentbase.events import (
+    EventBroadcaster,
+    object_reference,
+)
 from componentbase.testing import LoopbackAPIServer
 from tests.events_support import POD, list_events
 

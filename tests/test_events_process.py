@@ -16,7 +16,10 @@ import pytest
 from kubernetes import client
 
 from componentbase.events import EventBroadcaster
-from componentbase.testing import LoopbackAPIServer, User
+from componentbase.testing import (
+    LoopbackAPIServer,
+    User,
+)
 from tests.events_support import POD, list_events
 
 

@@ -7,14 +7,14 @@ import threading
 
 import pytest
 
-from componentbase.featuregate import (
+from componentbase.componentconfig import (
     FeatureGate,
     FeatureGateError,
     FeatureSpec,
     Stage,
     UnknownFeatureError,
 )
-from componentbase.validation.field import AggregateError
+from componentbase.util.field import AggregateError
 
 SPECS = {
     "AlphaOne": FeatureSpec(False, Stage.ALPHA),
@@ -107,7 +107,7 @@ def test_known_features_are_the_flag_help_lines(gate: FeatureGate) -> None:
 
 
 def test_setting_ga_or_deprecated_features_warns(gate: FeatureGate, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="componentbase.featuregate"):
+    with caplog.at_level(logging.WARNING, logger="componentbase.componentconfig._featuregate"):
         gate.set("StableOpen=true,Old=true,AlphaOne=true")
     assert [r.getMessage() for r in caplog.records] == [
         "Setting GA feature gate StableOpen=true. It will be removed in a future release.",

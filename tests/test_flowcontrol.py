@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from componentbase.flowcontrol import TokenBucket
+from componentbase.util import TokenBucket
 
 
 class Clock:

@@ -10,7 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from componentbase.logs import LogsOptions, V, configure
+from componentbase.logs import (
+    LogsOptions,
+    V,
+    configure,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from componentbase import AggregateError, Duration, field
+from componentbase import (
+    AggregateError,
+    Duration,
+    field,
+)
 
 
 def test_paths() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import componentbase
-from componentbase import version
+from componentbase.util import version
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -93,7 +93,7 @@ def test_unknown_commit(tmp_path: Path, setup: str) -> None:
 
 
 def test_importing_version_is_cheap() -> None:
-    code = "import sys, componentbase.version; print('kubernetes' in sys.modules)"
+    code = "import sys, componentbase.util.version; print('kubernetes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -4,8 +4,7 @@
 ``ListWatch`` is the general one. Cached objects are plain dicts, shared: treat them as read-only.
 """
 
-from componentbase.informers.backoff import Backoff
-from componentbase.informers.cache import (
+from componentbase.informers._cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
     Indexer,
@@ -14,11 +13,22 @@ from componentbase.informers.cache import (
     meta_namespace_index,
     meta_namespace_key,
 )
-from componentbase.informers.dispatch import HandlerRegistration
-from componentbase.informers.factory import RESOURCES, InformerFactory, ResourceAPI, list_watch_for
-from componentbase.informers.informer import SharedInformer
-from componentbase.informers.listwatch import BadResponse, ListPage, ListWatch, WatchStream
-from componentbase.informers.reflector import Reflector
+from componentbase.informers._dispatch import HandlerRegistration
+from componentbase.informers._factory import (
+    RESOURCES,
+    InformerFactory,
+    ResourceAPI,
+    list_watch_for,
+)
+from componentbase.informers._informer import SharedInformer
+from componentbase.informers._listwatch import (
+    BadResponse,
+    ListPage,
+    ListWatch,
+    WatchStream,
+)
+from componentbase.informers._reflector import Reflector
+from componentbase.util._wait import Backoff
 
 __all__ = [
     "NAMESPACE_INDEX",

@@ -6,7 +6,7 @@ See ``docs/leaderelection.md``.
 
 from __future__ import annotations
 
-from componentbase.leaderelection.config import (
+from componentbase.leaderelection._config import (
     JITTER_FACTOR,
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -14,9 +14,13 @@ from componentbase.leaderelection.config import (
     LeaderStatusObserver,
     default_identity,
 )
-from componentbase.leaderelection.elector import ElectorThread, LeaderElectionHealthError, LeaderElector
-from componentbase.leaderelection.healthz import HealthzAdaptor
-from componentbase.leaderelection.leaselock import (
+from componentbase.leaderelection._elector import (
+    ElectorThread,
+    LeaderElectionHealthError,
+    LeaderElector,
+)
+from componentbase.leaderelection._healthz import HealthzAdaptor
+from componentbase.leaderelection._leaselock import (
     LeaseLock,
     LockConflict,
     LockError,
@@ -24,7 +28,7 @@ from componentbase.leaderelection.leaselock import (
     LockTimeout,
     ResourceLock,
 )
-from componentbase.leaderelection.record import (
+from componentbase.leaderelection._record import (
     LeaderElectionRecord,
     format_micro_time,
     parse_micro_time,

@@ -22,7 +22,9 @@ from typing import Any
 import attrs
 
 import componentbase
-from componentbase import apierrors, field
+import componentbase.informers
+from componentbase import field
+from componentbase.client import json_body
 from examples.demo import cluster
 from examples.demo.progress import Progress
 from examples.demo.workload import LABEL, pod_manifest
@@ -53,7 +55,7 @@ class DemoOptions(componentbase.Options):
         default="", section="Demo flags")
     timeout: componentbase.Duration = componentbase.flag(
         "timeout", "Give up after this long.", default=componentbase.Duration("3m"), section="Demo flags",
-        type=componentbase.DURATION)
+        type=componentbase.cli.DURATION)
     logs: componentbase.LogsOptions = attrs.field(factory=componentbase.LogsOptions)
 
     def validate(self) -> list[Exception]:
@@ -89,7 +91,10 @@ def api_server(settings: DemoSettings) -> Iterator[tuple[str, str]]:
     if settings.kubeconfig:
         yield settings.kubeconfig, ""  # the kubeconfig's own bearer token, if it has one
         return
-    from componentbase.testing import LoopbackAPIServer, User
+    from componentbase.testing import (
+        LoopbackAPIServer,
+        User,
+    )
 
     admin = User("demo-admin", "demo-admin", ("system:masters",))
     with LoopbackAPIServer(tokens={TOKEN: admin}) as server:
@@ -127,7 +132,7 @@ class Demo:
     # --- the cluster ------------------------------------------------------------------------------------
 
     def start_nodes(self) -> bool:
-        from componentbase.serving.certs import maybe_default_self_signed
+        from componentbase.serving import maybe_default_self_signed
 
         cert = maybe_default_self_signed(str(self.workdir), "kubelet")
         self.kubelet_ca = cert[0]
@@ -142,7 +147,7 @@ class Demo:
     def ready_nodes(self) -> set[str]:
         raw = self.core.list_node(label_selector="type=virtual-kubelet", _preload_content=False)
         ready = set()
-        for node in apierrors.json_body(raw)["items"]:
+        for node in json_body(raw)["items"]:
             conditions = (node.get("status") or {}).get("conditions") or []
             if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
                 ready.add(node["metadata"]["name"])
@@ -166,7 +171,7 @@ class Demo:
                                                           _preload_content=False)
         except ApiException:
             return ""
-        return str((apierrors.json_body(raw).get("spec") or {}).get("holderIdentity") or "")
+        return str((json_body(raw).get("spec") or {}).get("holderIdentity") or "")
 
     def leader_name(self) -> str:
         identity = self.leader()
@@ -189,7 +194,7 @@ class Demo:
 
     def run(self) -> int:
         rng = random.Random(7)
-        informers = componentbase.InformerFactory(self.api)
+        informers = componentbase.informers.InformerFactory(self.api)
         pods = informers.pods(NAMESPACE, label_selector=f"app={LABEL}")
         pods.add_event_handler(on_add=self.progress.observe, on_update=lambda old, new: self.progress.observe(new))
         informers.start(self.watching)

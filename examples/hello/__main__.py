@@ -57,7 +57,7 @@ class HelloOptions(componentbase.ComponentOptions):
         errs: list[Exception] = []
         if cfg.interval <= 0:
             errs.append(field.invalid("interval", cfg.interval, "must be greater than zero"))
-        errs += componentbase.validate_leader_election_configuration(cfg.leader_election,
+        errs += componentbase.componentconfig.validate_leader_election_configuration(cfg.leader_election,
                                                                      field.Path("leaderElection"))
         return errs
 

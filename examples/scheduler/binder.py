@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import componentbase
-from componentbase.apierrors import describe
-from componentbase.metrics import observe_request
+from componentbase.client import describe, observe_request
 from examples.scheduler.podinfo import PodInfo
 
 __all__ = ["APIBinder", "BindError", "pod_scheduled_condition", "unschedulable_condition"]
@@ -48,7 +47,7 @@ class APIBinder:
         self.api_client = api_client
         self.core: Any = CoreV1Api(api_client)  # Any: plain dict bodies, not models
         # The binding we build needs no pydantic V1Binding per pod: ~0.07 ms of the scheduler's GIL each.
-        self._create_binding = componentbase.unvalidated(self.core.create_namespaced_pod_binding)
+        self._create_binding = componentbase.client.unvalidated(self.core.create_namespaced_pod_binding)
         self.request_timeout = request_timeout
 
     def bind(self, pod: PodInfo, node_name: str) -> None:

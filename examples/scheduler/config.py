@@ -84,7 +84,7 @@ class KubeSchedulerConfiguration:
 
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     """kube-scheduler's v1 defaulting: one default profile, the lease named after the component."""
-    componentbase.set_defaults_client_connection_configuration(cfg.client_connection)
+    componentbase.componentconfig.set_defaults_client_connection_configuration(cfg.client_connection)
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())
     if len(cfg.profiles) == 1 and not cfg.profiles[0].scheduler_name:
@@ -101,9 +101,9 @@ def validate(cfg: KubeSchedulerConfiguration) -> list[componentbase.FieldError]:
     """kube-scheduler's ``ValidateKubeSchedulerConfiguration``: every problem, each with its field path."""
     errs: list[componentbase.FieldError] = []
     root = field.Path()
-    errs += componentbase.validate_client_connection_configuration(cfg.client_connection,
+    errs += componentbase.componentconfig.validate_client_connection_configuration(cfg.client_connection,
                                                                    root.child("clientConnection"))
-    errs += componentbase.validate_leader_election_configuration(cfg.leader_election,
+    errs += componentbase.componentconfig.validate_leader_election_configuration(cfg.leader_election,
                                                                  root.child("leaderElection"))
     if cfg.parallelism <= 0:
         errs.append(field.invalid(root.child("parallelism"), cfg.parallelism,

@@ -228,7 +228,7 @@ class PluginEntry:
             errs += [field.invalid(path.child(k), v, f"plugin {self.name} takes no args") for k, v in body.items()]
             return None, errs
         try:
-            decoded: Any = componentbase.structure(body, cls, str(path))
+            decoded: Any = componentbase.componentconfig.structure(body, cls, str(path))
         except componentbase.DecodeError as e:
             return None, [*errs, *(err for err in e.errors if isinstance(err, Exception))]
         validate = getattr(decoded, "validate", None)
@@ -281,7 +281,7 @@ def new_plugin_manager(plugins: Iterable[object] = (), entry_point_group: str | 
     from examples.scheduler.plugins import DEFAULT_PLUGINS
 
     chosen = [*DEFAULT_PLUGINS, *plugins] if with_defaults else list(plugins)
-    return componentbase.plugins.new_plugin_manager([SchedulerHooks], chosen, entry_point_group)
+    return componentbase.util.new_plugin_manager([SchedulerHooks], chosen, entry_point_group)
 
 
 @attrs.define

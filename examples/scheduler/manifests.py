@@ -73,8 +73,8 @@ def _quantity_problems(obj: Mapping[str, Any]) -> list[str]:
             continue
         for name, q in quantities.items():
             try:
-                componentbase.parse_quantity(q)
-            except componentbase.QuantityError as e:
+                componentbase.util.parse_quantity(q)
+            except componentbase.util.QuantityError as e:
                 problems.append(f"{where}.{name}: {e}")
     return problems
 

@@ -43,8 +43,8 @@ def is_scalar_resource_name(name: str) -> bool:
 def resource_amount(name: str, quantity: str | int | float) -> int:
     """A quantity in the scheduler's unit for ``name``: milli-CPU for cpu, whole units for the rest."""
     if name == CPU:
-        return componentbase.quantity.milli_value(quantity)
-    return componentbase.quantity.value(quantity)
+        return componentbase.util.quantity_milli_value(quantity)
+    return componentbase.util.quantity_value(quantity)
 
 
 def _resources(requests: Mapping[str, Any] | None) -> Resources:

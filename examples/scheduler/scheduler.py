@@ -20,7 +20,10 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from componentbase import events, informers
+from componentbase import (
+    events,
+    informers,
+)
 from examples.scheduler import config, profiles
 from examples.scheduler import queue as q
 from examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm

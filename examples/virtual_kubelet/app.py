@@ -36,10 +36,10 @@ def kubelet_server(config: Any) -> Callable[[Node, threading.Event], Callable[[]
     """What ``Node`` calls to start the kubelet API over TLS (and ``/metrics``); returns how to stop them."""
 
     def serve(node: Node, stopping: threading.Event) -> Callable[[], None]:
-        from componentbase.serving.server import SecureServer
+        from componentbase.serving import SecureServer
 
         info = config.kubelet_serving
-        ready = componentbase.NamedCheck("node-ready", lambda: _ready(node))
+        ready = componentbase.serving.NamedCheck("node-ready", lambda: _ready(node))
         app = KubeletAPI(node.provider, lambda: node.pod_informer.list() if node.pod_informer else [],
                          node_name=node.name, authentication=config.authentication,
                          authorization=config.authorization, checks=[ready])

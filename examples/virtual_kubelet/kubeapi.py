@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from componentbase.apierrors import describe as _describe
-from componentbase.apierrors import is_conflict, is_not_found, json_body, status_of
+from componentbase.client import describe as _describe
+from componentbase.client import (
+    is_conflict,
+    is_not_found,
+    json_body,
+    status_of,
+)
 
 __all__ = ["REQUEST_TIMEOUT", "body", "describe", "is_conflict", "is_not_found", "status_of"]
 

@@ -80,7 +80,7 @@ def parse_log_options(query: Mapping[str, list[str]]) -> LogOptions:
 
 
 def _text(status: int, message: str) -> Any:
-    from componentbase.serving.server import Response
+    from componentbase.serving import Response
 
     return Response(status, (message + "\n").encode())
 
@@ -91,7 +91,7 @@ def _forbidden(user: str, request: componentbase.serving.ResourceAttributes) -> 
 
 
 def _pod_list(items: Sequence[dict[str, Any]]) -> Any:
-    from componentbase.serving.server import Response
+    from componentbase.serving import Response
 
     body = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": list(items)}
     return Response(200, json.dumps(body).encode(), JSON)
@@ -183,7 +183,7 @@ class KubeletAPI:
     # --- handlers -------------------------------------------------------------------------------
 
     def _health(self, kind: str, name: str, query: Mapping[str, list[str]]) -> Any:
-        from componentbase.serving import healthz
+        from componentbase.serving import _healthz as healthz
 
         if not name:
             code, text = healthz.check_root(kind, self.checks, query)
@@ -192,7 +192,7 @@ class KubeletAPI:
         return _text(found[0], found[1].rstrip("\n")) if found is not None else _text(404, "404 page not found")
 
     def _logs(self, namespace: str, pod: str, container: str, query: Mapping[str, list[str]]) -> Any:
-        from componentbase.serving.server import Response
+        from componentbase.serving import Response
 
         if not self.provider.implements("get_container_logs"):
             return _text(501, "not implemented")
@@ -209,7 +209,7 @@ class KubeletAPI:
         return Response(200, b"", "text/plain", stream=chunks)
 
     def _exec(self, namespace: str, pod: str, container: str, req: Any) -> Any:
-        from componentbase.serving.server import Response
+        from componentbase.serving import Response
 
         if not self.provider.implements("run_in_container"):
             return _text(501, "not implemented")

@@ -71,7 +71,7 @@ def complete(node: Node) -> None:
             conditions.append({"type": kind, "status": s, "reason": r, "message": m, "lastHeartbeatTime": stamp,
                                "lastTransitionTime": stamp})
     info = status.setdefault("nodeInfo", {})
-    info["kubeletVersion"] = str(componentbase.version.get())
+    info["kubeletVersion"] = str(componentbase.util.version.get())
     info.setdefault("architecture", architecture())
     for key in ("kernelVersion", "osImage", "containerRuntimeVersion", "kubeProxyVersion", "machineID",
                 "systemUUID", "bootID", "operatingSystem"):

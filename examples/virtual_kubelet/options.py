@@ -71,25 +71,26 @@ class VirtualKubeletOptions(componentbase.Options):
         "trace-sample-rate", "set probability of tracing samples", default="", section="Flags")
     full_resync_period: componentbase.Duration = componentbase.flag(
         "full-resync-period", "how often to perform a full resync of pods between kubernetes and the provider",
-        default=componentbase.Duration("1m"), section="Flags", type=componentbase.DURATION)
+        default=componentbase.Duration("1m"), section="Flags", type=componentbase.cli.DURATION)
     startup_timeout: componentbase.Duration = componentbase.flag(
         "startup-timeout", "How long to wait for the virtual-kubelet to start", default=componentbase.Duration(0),
-        section="Flags", type=componentbase.DURATION)
+        section="Flags", type=componentbase.cli.DURATION)
     stream_idle_timeout: componentbase.Duration = componentbase.flag(
         "stream-idle-timeout", "stream-idle-timeout is the maximum time a streaming connection can be idle "
         "before the connection is automatically closed", default=componentbase.Duration("30s"),
-        section="Flags", type=componentbase.DURATION)
+        section="Flags", type=componentbase.cli.DURATION)
     stream_creation_timeout: componentbase.Duration = componentbase.flag(
         "stream-creation-timeout", "stream-creation-timeout is the maximum time for streaming connection",
-        default=componentbase.Duration("30s"), section="Flags", type=componentbase.DURATION)
+        default=componentbase.Duration("30s"), section="Flags", type=componentbase.cli.DURATION)
     leader_election: componentbase.LeaderElectionOptions = attrs.field(
         factory=lambda: componentbase.LeaderElectionOptions(componentbase.LeaderElectionConfiguration(
             leader_elect=False, resource_name="virtual-kubelet", resource_namespace="kube-node-lease")))
     logs: componentbase.LogsOptions = attrs.field(factory=componentbase.LogsOptions)
     #: Who may call the kubelet API: bearer tokens and client certificates, checked by the API server.
-    authentication: componentbase.AuthenticationOptions = attrs.field(
-        factory=lambda: componentbase.AuthenticationOptions(tolerate_lookup_failure=True))
-    authorization: componentbase.AuthorizationOptions = attrs.field(factory=componentbase.AuthorizationOptions)
+    authentication: componentbase.serving.AuthenticationOptions = attrs.field(
+        factory=lambda: componentbase.serving.AuthenticationOptions(tolerate_lookup_failure=True))
+    authorization: componentbase.serving.AuthorizationOptions = attrs.field(
+        factory=componentbase.serving.AuthorizationOptions)
     #: The decoded ``--provider-config``, set when the provider choice is validated.
     provider_settings: Any = attrs.field(default=None)
 
@@ -108,7 +109,7 @@ class VirtualKubeletOptions(componentbase.Options):
             if value < 0:
                 errs.append(field.invalid(name.replace("_", "-"), value, "must not be negative"))
         le = self.leader_election.configuration
-        errs += componentbase.validate_leader_election_configuration(le, field.Path("leaderElection"))
+        errs += componentbase.componentconfig.validate_leader_election_configuration(le, field.Path("leaderElection"))
         errs += self.kubelet_serving().validate()
         return errs
 

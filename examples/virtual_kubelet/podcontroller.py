@@ -73,7 +73,7 @@ class PodController:
 
         self.api: Any = CoreV1Api(api_client)
         # Status patches are dicts we build: no pydantic validation of them per pod.
-        self._patch_status = componentbase.unvalidated(self.api.patch_namespaced_pod_status)
+        self._patch_status = componentbase.client.unvalidated(self.api.patch_namespaced_pod_status)
         self.provider = provider
         self.pods = pods  # the SharedInformer of pods bound to this node
         self.recorder = recorder

@@ -35,9 +35,9 @@ class ProviderSelection:
         config: Any
         try:
             if options.provider_config:
-                config = componentbase.decode_file_as(options.provider_config, spec.config_type)
+                config = componentbase.componentconfig.decode_file_as(options.provider_config, spec.config_type)
             else:
-                config = componentbase.structure({}, spec.config_type)
+                config = componentbase.componentconfig.structure({}, spec.config_type)
         except componentbase.DecodeError as err:
             return [err]
         errs = spec.validate(config) if spec.validate is not None else []

@@ -7,7 +7,14 @@ import io
 import attrs
 import pytest
 
-from componentbase import DURATION, Duration, FlagError, NamedFlagSets
+from componentbase import (
+    Duration,
+    FlagError,
+)
+from componentbase.cli import (
+    DURATION,
+    NamedFlagSets,
+)
 
 
 @attrs.define

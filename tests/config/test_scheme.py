@@ -14,15 +14,20 @@ from typing import Any, Literal
 import attrs
 import pytest
 
-from componentbase.config import scheme as scheme_mod
-from componentbase.config.naming import JSON_NAME
-from componentbase.config.scheme import DecodeError, Scheme, decode_as, structure, to_dict, unstructure
-from componentbase.config.types import (
+from componentbase.componentconfig import (
+    JSON_NAME,
     ClientConnectionConfiguration,
     DebuggingConfiguration,
+    DecodeError,
     LeaderElectionConfiguration,
+    Scheme,
+    decode_as,
+    structure,
+    to_dict,
+    unstructure,
 )
-from componentbase.duration import Duration
+from componentbase.componentconfig import _scheme as scheme_mod
+from componentbase.util import Duration
 
 API = "example.config.k8s.io/v1"
 
@@ -553,7 +558,7 @@ def test_structure_and_decode_as_for_non_registered_types() -> None:
 
 
 def test_importing_the_scheme_stays_light() -> None:
-    code = ("import sys, componentbase.config.scheme\n"
+    code = ("import sys, componentbase.componentconfig._scheme\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'cattrs', 'ruamel'}))")
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                          check=True)

@@ -37,7 +37,10 @@ def test_demo_refuses_bad_flags() -> None:
 def test_demo_against_a_given_cluster_leaves_nothing_behind() -> None:
     from kubernetes import client
 
-    from componentbase.testing import LoopbackAPIServer, User
+    from componentbase.testing import (
+        LoopbackAPIServer,
+        User,
+    )
 
     admin = User("someone", "someone", ("system:masters",))
     with LoopbackAPIServer(tokens={"a-real-clusters-token": admin}) as server:

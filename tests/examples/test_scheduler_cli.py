@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import componentbase
-from componentbase import configz
+from componentbase.serving import configz
 from examples.scheduler.__main__ import new_command
 from examples.scheduler.config import KubeSchedulerConfiguration, KubeSchedulerProfile
 

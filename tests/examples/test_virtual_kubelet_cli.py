@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from componentbase import configz
+from componentbase.serving import configz
 
 ROOT = Path(__file__).resolve().parents[2]
 

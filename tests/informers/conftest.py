@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from componentbase.informers import Backoff, DeletedFinalStateUnknown, meta_namespace_key
+from componentbase.informers import (
+    Backoff,
+    DeletedFinalStateUnknown,
+    meta_namespace_key,
+)
 
 Obj = dict[str, Any]
 

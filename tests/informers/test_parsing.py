@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from componentbase.informers.listwatch import BadResponse, _parse_events, _parse_list
+from componentbase.informers import BadResponse
+from componentbase.informers._listwatch import (
+    _parse_events,
+    _parse_list,
+)
 
 
 @pytest.mark.parametrize(("body", "message"), [

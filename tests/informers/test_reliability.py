@@ -14,7 +14,11 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from componentbase.informers import Backoff, InformerFactory, SharedInformer
+from componentbase.informers import (
+    Backoff,
+    InformerFactory,
+    SharedInformer,
+)
 from componentbase.testing import LoopbackAPIServer
 
 from .conftest import Mirror, cache_state, cm, fast_backoff, server_state, wait_until

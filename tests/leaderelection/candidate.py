@@ -38,7 +38,12 @@ def main() -> int:
                         format=f"%(asctime)s {args.identity} %(name)s %(message)s")
     import kubernetes.client as kc
 
-    from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
+    from componentbase.leaderelection import (
+        LeaderCallbacks,
+        LeaderElectionConfig,
+        LeaderElector,
+        LeaseLock,
+    )
 
     cfg = kc.Configuration()
     cfg.host = args.url

@@ -8,7 +8,13 @@ import time
 
 import pytest
 
-from componentbase.leaderelection import LeaderElectionRecord, LeaseLock, LockConflict, LockNotFound, LockTimeout
+from componentbase.leaderelection import (
+    LeaderElectionRecord,
+    LeaseLock,
+    LockConflict,
+    LockNotFound,
+    LockTimeout,
+)
 from componentbase.testing import LoopbackAPIServer
 
 from .conftest import LEASE, NAMESPACE, Candidates, raw_lease

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from componentbase.config.types import LeaderElectionConfiguration
-from componentbase.duration import Duration
+from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -26,6 +25,7 @@ from componentbase.leaderelection import (
     record_to_spec,
     wire_lease_duration,
 )
+from componentbase.util import Duration
 
 UTC = dt.UTC
 NO_CLIENT: Any = object()  # these tests never reach a server

@@ -14,7 +14,8 @@ import attrs
 import pytest
 
 import componentbase
-from componentbase import configz, field
+from componentbase import field
+from componentbase.serving import configz
 from examples.scheduler import profiles
 from examples.scheduler.__main__ import new_command
 from examples.scheduler.framework import Code, Plugin, Status

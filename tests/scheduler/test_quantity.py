@@ -7,7 +7,12 @@ from fractions import Fraction
 import pytest
 
 import componentbase
-from componentbase.quantity import milli_value, value
+from componentbase.util import (
+    quantity_milli_value as milli_value,
+)
+from componentbase.util import (
+    quantity_value as value,
+)
 
 
 @pytest.mark.parametrize(("text", "exact"), [
@@ -17,7 +22,7 @@ from componentbase.quantity import milli_value, value
     ("250u", Fraction(250, 10**6)), ("5n", Fraction(5, 10**9)), (3, 3), (1.5, Fraction(3, 2)),
 ])
 def test_parses_exactly(text: str, exact: Fraction) -> None:
-    assert componentbase.parse_quantity(text) == exact
+    assert componentbase.util.parse_quantity(text) == exact
 
 
 def test_canonical_units_round_up_like_apimachinery() -> None:
@@ -30,8 +35,8 @@ def test_canonical_units_round_up_like_apimachinery() -> None:
 
 @pytest.mark.parametrize("text", ["", "abc", "1 Gi", "1Gb", ".", "1..2", "+", "e3", "1Gi ", "Mi", True])
 def test_invalid_quantities_say_why(text: object) -> None:
-    with pytest.raises(componentbase.QuantityError) as info:
-        componentbase.parse_quantity(text)  # type: ignore[arg-type]
+    with pytest.raises(componentbase.util.QuantityError) as info:
+        componentbase.util.parse_quantity(text)  # type: ignore[arg-type]
     message = str(info.value)
     assert "quantities must match the regular expression" in message or "unable to parse quantity's suffix" \
         in message

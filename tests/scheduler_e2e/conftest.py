@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from componentbase import configz
+from componentbase.serving import configz
 from componentbase.testing import LoopbackAPIServer
 from examples.scheduler.__main__ import new_command
 from examples.scheduler.podinfo import PodInfo, resource_amount

@@ -54,7 +54,7 @@ class TinyOptions(componentbase.ComponentOptions):
     tiny: TinyFlags = attrs.field(factory=TinyFlags)
     serving: componentbase.ServingOptions = attrs.field(
         factory=lambda: componentbase.ServingOptions.for_component(10999, "tiny"))
-    registry: componentbase.configz.Registry = attrs.field(factory=componentbase.configz.Registry)
+    registry: componentbase.serving.configz.Registry = attrs.field(factory=componentbase.serving.configz.Registry)
 
     def new_config(self) -> componentbase.Config:
         return componentbase.Config(configz_registry=self.registry)

@@ -11,9 +11,14 @@ import attrs
 import pytest
 
 import componentbase
-from componentbase.leaderelection import HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
-from componentbase.serving.server import SecureServer
-from componentbase.serving.start import start_serving
+from componentbase.leaderelection import (
+    HealthzAdaptor,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+    LeaseLock,
+)
+from componentbase.serving import SecureServer, start_serving
 from componentbase.testing import LoopbackAPIServer
 
 from .conftest import ADMIN, get, wait_until
@@ -25,7 +30,7 @@ def serving_config(kubeconfig: str = "") -> componentbase.Config:
     opts.secure_serving.bind_address = "127.0.0.1"
     opts.authentication.kubeconfig = kubeconfig
     opts.authorization.kubeconfig = kubeconfig
-    config = componentbase.Config(configz_registry=componentbase.configz.Registry())
+    config = componentbase.Config(configz_registry=componentbase.serving.configz.Registry())
     opts.apply_to(config)
     assert config.secure_serving is not None
     config.secure_serving = attrs.evolve(config.secure_serving, port=0)
@@ -39,9 +44,9 @@ def failing() -> None:
 @pytest.fixture
 def server(apiserver: LoopbackAPIServer) -> Iterator[tuple[SecureServer, threading.Event]]:
     config = serving_config(apiserver.kubeconfig_path)
-    config.readyz_checks.append(componentbase.NamedCheck("informer-sync", failing))
+    config.readyz_checks.append(componentbase.serving.NamedCheck("informer-sync", failing))
     stopping = threading.Event()
-    srv = start_serving(config, stopping, [componentbase.NamedCheck("log", lambda: None)])
+    srv = start_serving(config, stopping, [componentbase.serving.NamedCheck("log", lambda: None)])
     yield srv, stopping
     srv.stop()
 

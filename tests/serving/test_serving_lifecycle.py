@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import componentbase
-from componentbase.serving.start import start_serving
+from componentbase.serving import start_serving
 from componentbase.testing import LoopbackAPIServer
 
 from .component import Running
@@ -75,7 +75,7 @@ def test_stop_releases_the_port_and_finishes_requests_in_flight(apiserver: Loopb
         time.sleep(0.5)
 
     config = serving_config(apiserver.kubeconfig_path)
-    srv = start_serving(config, threading.Event(), [componentbase.NamedCheck("slow", slow)])
+    srv = start_serving(config, threading.Event(), [componentbase.serving.NamedCheck("slow", slow)])
     port = srv.port
     idle = Client(port, tls_context(None))
     assert idle.get("/livez?exclude=slow")[0] == 200  # a keep-alive connection left open, idle
@@ -101,7 +101,7 @@ def test_stop_is_bounded_when_a_request_never_finishes(apiserver: LoopbackAPISer
         release.wait(30)
 
     config = serving_config(apiserver.kubeconfig_path)
-    srv = start_serving(config, threading.Event(), [componentbase.NamedCheck("hung", hung)])
+    srv = start_serving(config, threading.Event(), [componentbase.serving.NamedCheck("hung", hung)])
     srv.shutdown_timeout = 0.3
     port = srv.port
     in_flight = Background(lambda: get(port, "/healthz"))

@@ -6,7 +6,7 @@ import threading
 import time
 from collections import Counter
 
-from componentbase.serving.start import start_serving
+from componentbase.serving import start_serving
 from componentbase.testing import LoopbackAPIServer
 
 from .conftest import ALICE, Background, Client, tls_context

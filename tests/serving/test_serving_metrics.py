@@ -7,6 +7,7 @@ import re
 import pytest
 
 from componentbase import metrics
+from componentbase.client import observe_request
 from componentbase.testing import LoopbackAPIServer
 
 
@@ -25,15 +26,15 @@ def test_api_calls_are_counted_by_code_in_the_metrics_tracking_the_client(kube_a
     mine.track(api)
     host = f"127.0.0.1:{kube_apiserver.port}"
     core = client.CoreV1Api(api)
-    with metrics.observe_request(api, "get") as obs:
+    with observe_request(api, "get") as obs:
         obs.response(core.list_namespaced_config_map("default", _preload_content=False))
-    with metrics.observe_request(api, "GET"):
+    with observe_request(api, "GET"):
         core.list_namespaced_config_map("default")
-    with pytest.raises(ApiException), metrics.observe_request(api, "GET"):
+    with pytest.raises(ApiException), observe_request(api, "GET"):
         core.read_namespaced_config_map("missing", "default", _preload_content=False)
-    with pytest.raises(RuntimeError), metrics.observe_request(api, "DELETE"):
+    with pytest.raises(RuntimeError), observe_request(api, "DELETE"):
         raise RuntimeError("connection refused")
-    with metrics.observe_request(untracked, "GET"):
+    with observe_request(untracked, "GET"):
         client.CoreV1Api(untracked).list_namespaced_config_map("default", _preload_content=False)
     assert sample(mine, "rest_client_requests_total", f'code="200",host="{host}",method="GET"') == 1
     assert sample(mine, "rest_client_requests_total", f'code="2xx",host="{host}",method="GET"') == 1

@@ -12,8 +12,7 @@ import attrs
 import pytest
 
 import componentbase
-from componentbase.serving.server import SecureServer
-from componentbase.serving.start import start_serving
+from componentbase.serving import SecureServer, start_serving
 from componentbase.testing import LoopbackAPIServer
 
 from .component import TinyOptions
@@ -74,7 +73,7 @@ def test_an_unreadable_certificate_fails_at_start_up(tmp_path: Path) -> None:
 
 def test_allow_metric_labels_take_several_pairs_with_comma_lists() -> None:
     options = TinyOptions()
-    fss = componentbase.NamedFlagSets()
+    fss = componentbase.cli.NamedFlagSets()
     options.add_flags(fss)
     fss.parse(["--allow-metric-labels=metric1,label1='v1,v2,v3', metric1,label2='v1,v2' metric2,label1=x",
                "--allow-metric-labels", "metric3,l=y"])

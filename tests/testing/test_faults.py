@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
-from componentbase.testing import FAULTS_PATH, LoopbackAPIServer
+from componentbase.testing import (
+    FAULTS_PATH,
+    LoopbackAPIServer,
+)
 
 
 def _raw(server: LoopbackAPIServer, path: str, method: str = "GET", body: Any = None) -> tuple[int, Any, Any]:

@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
-from componentbase import configz
-from componentbase.testing import LoopbackAPIServer, User
+from componentbase.serving import configz
+from componentbase.testing import (
+    LoopbackAPIServer,
+    User,
+)
 from examples.virtual_kubelet.node import Node
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import ProviderContext

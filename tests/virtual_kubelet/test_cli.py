@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import componentbase
-from componentbase import configz
+from componentbase.serving import configz
 from componentbase.testing import LoopbackAPIServer
 from examples.virtual_kubelet.provider_types import ProviderSpec
 from examples.virtual_kubelet.providers.mock import MockProvider

@@ -22,7 +22,7 @@ def test_node_registers_ready_with_labels_taint_capacity_and_kubelet_endpoint(ku
     assert status["capacity"] == status["allocatable"] == {"cpu": "20", "memory": "100Gi", "pods": "20"}
     assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 10333}}
     assert status["nodeInfo"]["operatingSystem"] == "linux"
-    assert status["nodeInfo"]["kubeletVersion"] == str(componentbase.version.get())
+    assert status["nodeInfo"]["kubeletVersion"] == str(componentbase.util.version.get())
     assert status["nodeInfo"]["architecture"]
     kinds = {c["type"]: c for c in status["conditions"]}
     assert set(kinds) == {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from componentbase.serving.certs import generate_self_signed
+from componentbase.serving import generate_self_signed
 from componentbase.testing import LoopbackAPIServer
 from tests.virtual_kubelet.conftest import ADMIN, NOBODY, PATHS, VIEWER, Command, Kube, free_ports, ready, wait_for
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from componentbase.fileutil import write_atomic
+from componentbase.util._files import write_atomic
 
 __all__ = ["kubeconfig_text", "write_kubeconfig"]
 

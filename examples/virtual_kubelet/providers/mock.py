@@ -40,8 +40,8 @@ def validate_config(cfg: MockConfig) -> list[Exception]:
     for name, value in [("cpu", cfg.cpu), ("memory", cfg.memory), ("pods", cfg.pods), *(
             (f"others[{k}]", v) for k, v in sorted(cfg.others.items()))]:
         try:
-            componentbase.parse_quantity(value)
-        except componentbase.QuantityError as err:
+            componentbase.util.parse_quantity(value)
+        except componentbase.util.QuantityError as err:
             errs.append(field.invalid(name, value, str(err).split(": ", 1)[-1]))
     return errs
 

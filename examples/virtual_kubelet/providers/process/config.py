@@ -43,8 +43,8 @@ def validate_config(cfg: ProcessConfig) -> list[Exception]:
         value = getattr(cfg, name)
         if value:
             try:
-                componentbase.parse_quantity(value)
-            except componentbase.QuantityError as err:
+                componentbase.util.parse_quantity(value)
+            except componentbase.util.QuantityError as err:
                 errs.append(field.invalid(name, value, str(err).split(": ", 1)[-1]))
     if cfg.restart_backoff <= 0:
         errs.append(field.invalid("restartBackoff", cfg.restart_backoff, "must be greater than zero"))

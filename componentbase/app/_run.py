@@ -1,0 +1,109 @@
+"""Running a completed component: its work, gated by leader election when the config asks for it.
+
+As kube-scheduler's ``Run``: with ``leaderElect`` the work starts only once this replica leads, losing the
+lease stops the work and the process exits non-zero, and a requested stop releases the lease so another
+replica takes over at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from componentbase.app._config import CompletedConfig
+
+if TYPE_CHECKING:
+    from componentbase.leaderelection import HealthzAdaptor
+
+__all__ = ["WorkFunc", "run_component"]
+
+log = logging.getLogger("componentbase.app._run")
+
+WorkFunc = Callable[[CompletedConfig[Any], threading.Event], "int | None"]
+
+#: How often the main thread looks up from waiting, so signals are handled promptly.
+_POLL = 0.2
+
+#: How long past its lease's expiry a leader that has not stopped counts as unhealthy (kube-scheduler's 20s).
+_WATCHDOG_TIMEOUT = 20.0
+
+
+def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event) -> int:
+    """Run ``work`` until ``stop``; the exit code is what it returns (``None`` is 0).
+
+    With ``secure_serving`` configured, serving starts first and stops last, so health answers while this
+    replica is only a candidate, and during its work.
+    """
+    if not isinstance(completed, CompletedConfig):
+        raise TypeError("run needs a CompletedConfig: call Config.complete() first")
+    config = completed.config
+    le = config.leader_election
+    leading = le is not None and le.leader_elect
+    watchdog = None
+    server = None
+    if config.secure_serving is not None:
+        from componentbase.leaderelection import HealthzAdaptor
+        from componentbase.serving._start import start_serving
+
+        watchdog = HealthzAdaptor(_WATCHDOG_TIMEOUT) if leading else None
+        info = config.secure_serving
+        try:
+            server = start_serving(config, stop, [watchdog] if watchdog is not None else [])
+        except OSError as err:
+            log.error("failed to listen on %s:%d: %s", info.bind_address, info.port, err.strerror or err)
+            return 1
+    try:
+        if leading:
+            return _run_leading(completed, work, stop, watchdog)
+        return _exit_code(work(completed, stop))
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _exit_code(code: int | None) -> int:
+    return 0 if code is None else int(code)
+
+
+def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event,
+                 watchdog: HealthzAdaptor | None = None) -> int:
+    from componentbase.leaderelection import (
+        LeaderCallbacks,
+        LeaderElectionConfig,
+        LeaderElector,
+    )
+
+    config = completed.config
+    elector_stop = threading.Event()
+    returned: list[int | None] = []
+    lost = threading.Event()
+
+    def started_leading(work_stop: threading.Event) -> None:
+        try:
+            returned.append(work(completed, work_stop))
+        finally:
+            if work_stop.is_set() and not stop.is_set():
+                lost.set()
+            elector_stop.set()  # the work ended (by itself or told to): step down
+
+    callbacks = LeaderCallbacks(on_started_leading=started_leading, on_stopped_leading=lambda: None)
+    observer = config.metrics.leader_status if config.metrics is not None else None
+    lease_client = config.leader_election_client or config.client
+    le_config = LeaderElectionConfig.from_configuration(config.leader_election, lease_client, callbacks,
+                                                        release_on_cancel=True, watchdog=watchdog,
+                                                        status_observer=observer)
+    thread = LeaderElector(le_config).run_in_thread(elector_stop)
+    while thread.is_alive() and not stop.wait(_POLL):
+        pass
+    thread.stop()
+    if config.leader_election_client is not None:
+        config.leader_election_client.close()  # only the lease used it; its connections go with it
+    if stop.is_set():
+        log.info("Requested to terminate, exiting")
+        return _exit_code(returned[0]) if returned else 0
+    if lost.is_set() or not returned:
+        log.error("leaderelection lost")
+        return 1
+    return _exit_code(returned[0])

@@ -1,0 +1,62 @@
+"""Building the official client from a ``ClientConnectionConfiguration``, as client-go's ``BuildConfigFromFlags``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+from componentbase.componentconfig._types import ClientConnectionConfiguration
+
+__all__ = ["ClientConfigError", "new_api_client"]
+
+log = logging.getLogger(__name__)
+
+
+class ClientConfigError(Exception):
+    """No usable way to reach the API server."""
+
+
+def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_maxsize: int | None = None) -> Any:
+    """A ``kubernetes.client.ApiClient`` for ``cc.kubeconfig`` (or in-cluster), ``master`` overriding the host.
+
+    Its calls are rate limited to ``cc.qps`` a second with bursts of ``cc.burst``, as client-go's are
+    (a negative qps turns the limit off).
+    ``pool_maxsize`` keeps that many keep-alive connections (the client's default is 5 per CPU): a component
+    calling the API from more threads than that would open a new connection for each extra call.
+    The ``kubernetes`` package is imported here, not at start-up: it is slow to import.
+    """
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    from componentbase.client import _throttled as throttledclient
+
+    if cc.kubeconfig and not os.path.exists(cc.kubeconfig):
+        raise ClientConfigError(f"invalid configuration: stat {cc.kubeconfig}: no such file or directory")
+    configuration = client.Configuration()
+    try:
+        if cc.kubeconfig:
+            config.load_kube_config(config_file=cc.kubeconfig, client_configuration=configuration)
+        elif master:
+            configuration.host = master
+        else:
+            log.warning("Neither --kubeconfig nor --master was specified. Using the inClusterConfig. "
+                        "This might not work.")
+            config.load_incluster_config(client_configuration=configuration)
+    except ConfigException as err:
+        raise ClientConfigError(f"invalid configuration: {err}") from None
+    except OSError as err:
+        raise ClientConfigError(f"unable to read kubeconfig {cc.kubeconfig}: {err.strerror}") from None
+    if master:
+        configuration.host = master
+    # No silent resends inside urllib3: a dropped POST must not be sent again behind our back, and the
+    # informers, leader election and event recorder each retry with their own backoff, as client-go does.
+    configuration.retries = False
+    if pool_maxsize is not None:
+        configuration.connection_pool_maxsize = pool_maxsize
+    api = throttledclient.api_client(configuration, cc.qps, cc.burst)
+    if cc.accept_content_types:
+        api.set_default_header("Accept", cc.accept_content_types)
+    api.user_agent = f"{os.path.basename(sys.argv[0] or 'componentbase')}/componentbase"
+    return api

@@ -1,0 +1,76 @@
+"""Versioned component configuration, as k8s.io/component-base/config: the shared config types, their
+defaulting and validation, the strict YAML codec with file:line errors, feature gates, and the option groups
+that bind these types to flags.
+"""
+
+from __future__ import annotations
+
+from componentbase.componentconfig._featuregate import (
+    ALL_ALPHA,
+    ALL_BETA,
+    FeatureGate,
+    FeatureGateError,
+    FeatureSpec,
+    Stage,
+    UnknownFeatureError,
+)
+from componentbase.componentconfig._featuregateoptions import (
+    FeatureGateOptions,
+)
+from componentbase.componentconfig._leaderelectionoptions import (
+    LeaderElectionOptions,
+)
+from componentbase.componentconfig._naming import (
+    JSON_NAME,
+    json_name,
+    json_name_of,
+)
+from componentbase.componentconfig._scheme import (
+    DecodeError,
+    LocatedError,
+    Scheme,
+    decode_as,
+    decode_file_as,
+    structure,
+    to_dict,
+    unstructure,
+)
+from componentbase.componentconfig._types import (
+    SUPPORTED_RESOURCE_LOCKS,
+    ClientConnectionConfiguration,
+    DebuggingConfiguration,
+    LeaderElectionConfiguration,
+    set_defaults_client_connection_configuration,
+    validate_client_connection_configuration,
+    validate_leader_election_configuration,
+)
+
+__all__ = [
+    "ALL_ALPHA",
+    "ALL_BETA",
+    "JSON_NAME",
+    "SUPPORTED_RESOURCE_LOCKS",
+    "ClientConnectionConfiguration",
+    "DebuggingConfiguration",
+    "DecodeError",
+    "FeatureGate",
+    "FeatureGateError",
+    "FeatureGateOptions",
+    "FeatureSpec",
+    "LeaderElectionConfiguration",
+    "LeaderElectionOptions",
+    "LocatedError",
+    "Scheme",
+    "Stage",
+    "UnknownFeatureError",
+    "decode_as",
+    "decode_file_as",
+    "json_name",
+    "json_name_of",
+    "set_defaults_client_connection_configuration",
+    "structure",
+    "to_dict",
+    "unstructure",
+    "validate_client_connection_configuration",
+    "validate_leader_election_configuration",
+]

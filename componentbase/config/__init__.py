@@ -1,1 +1,0 @@
-"""Versioned component configuration: shared types, the scheme that reads and writes them."""

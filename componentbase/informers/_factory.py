@@ -1,0 +1,174 @@
+"""``InformerFactory``: one shared informer per (resource, namespace, selectors), as client-go's
+``SharedInformerFactory``, so every controller in a process reads the same cache over one watch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from componentbase.informers._informer import SharedInformer
+from componentbase.informers._listwatch import ListWatch
+from componentbase.util._wait import Backoff
+
+__all__ = ["RESOURCES", "InformerFactory", "ResourceAPI"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceAPI:
+    """Where the official client lists a resource: an API class and its list methods."""
+
+    api: str
+    list_namespaced: str  # or the cluster-scoped list method
+    list_all: str = ""  # "" for cluster-scoped resources
+
+    @property
+    def namespaced(self) -> bool:
+        return bool(self.list_all)
+
+
+RESOURCES: dict[str, ResourceAPI] = {
+    "pods": ResourceAPI("CoreV1Api", "list_namespaced_pod", "list_pod_for_all_namespaces"),
+    "nodes": ResourceAPI("CoreV1Api", "list_node"),
+    "namespaces": ResourceAPI("CoreV1Api", "list_namespace"),
+    "configmaps": ResourceAPI("CoreV1Api", "list_namespaced_config_map", "list_config_map_for_all_namespaces"),
+    "secrets": ResourceAPI("CoreV1Api", "list_namespaced_secret", "list_secret_for_all_namespaces"),
+    "services": ResourceAPI("CoreV1Api", "list_namespaced_service", "list_service_for_all_namespaces"),
+    "endpoints": ResourceAPI("CoreV1Api", "list_namespaced_endpoints", "list_endpoints_for_all_namespaces"),
+    "events": ResourceAPI("CoreV1Api", "list_namespaced_event", "list_event_for_all_namespaces"),
+    "leases": ResourceAPI("CoordinationV1Api", "list_namespaced_lease", "list_lease_for_all_namespaces"),
+}
+
+
+def list_watch_for(api_client: Any, resource: str, namespace: str | None = None, *,
+                   label_selector: str = "", field_selector: str = "") -> ListWatch:
+    """A ``ListWatch`` for a resource named in ``RESOURCES``; ``namespace=None`` means all namespaces."""
+    from kubernetes import client
+
+    spec = RESOURCES.get(resource)
+    if spec is None:
+        raise ValueError(f"unknown resource {resource!r}; known: {', '.join(sorted(RESOURCES))}")
+    api = getattr(client, spec.api)(api_client)
+    if not spec.namespaced:
+        if namespace:
+            raise ValueError(f"{resource} are cluster-scoped: no namespace")
+        return ListWatch(getattr(api, spec.list_namespaced), label_selector=label_selector,
+                         field_selector=field_selector, resource=resource)
+    if namespace:
+        return ListWatch(getattr(api, spec.list_namespaced), namespace, label_selector=label_selector,
+                         field_selector=field_selector, resource=resource)
+    return ListWatch(getattr(api, spec.list_all), label_selector=label_selector,
+                     field_selector=field_selector, resource=resource)
+
+
+class InformerFactory:
+    """Shared informers for one API client: ``factory.pods(field_selector="spec.nodeName=n1")``.
+
+    Asking twice for the same resource, namespace and selectors returns the same informer. ``start``
+    starts every informer made so far (call it again after making more); ``resync`` is their resync
+    period in seconds. Other keyword arguments go to each ``SharedInformer``.
+    """
+
+    def __init__(self, api_client: Any, resync: float = 0.0, *, namespace: str | None = None,
+                 page_size: int = 500, watch_timeout: float = 300.0, list_timeout: float = 60.0,
+                 backoff: Backoff | None = None) -> None:
+        self.api_client = api_client
+        self.resync = resync
+        self.namespace = namespace
+        self._options: dict[str, Any] = {"page_size": page_size, "watch_timeout": watch_timeout,
+                                         "list_timeout": list_timeout}
+        self._backoff = backoff
+        self._lock = threading.Lock()
+        self._informers: dict[tuple[str, str, str, str], SharedInformer] = {}
+        self._stop: threading.Event | None = None
+
+    def informer(self, resource: str, namespace: str | None = None, *, label_selector: str = "",
+                 field_selector: str = "") -> SharedInformer:
+        """The shared informer for ``resource`` (a key of ``RESOURCES``); made on first use."""
+        spec = RESOURCES.get(resource)
+        if spec is not None and spec.namespaced and namespace is None:
+            namespace = self.namespace
+        key = (resource, namespace or "", label_selector, field_selector)
+        with self._lock:
+            informer = self._informers.get(key)
+            if informer is None:
+                lw = list_watch_for(self.api_client, resource, namespace, label_selector=label_selector,
+                                    field_selector=field_selector)
+                backoff = None
+                if self._backoff is not None:
+                    b = self._backoff
+                    backoff = Backoff(b.initial, b.cap, b.factor, b.jitter)
+                informer = SharedInformer(lw, self.resync, backoff=backoff, **self._options)
+                self._informers[key] = informer
+            return informer
+
+    def pods(self, namespace: str | None = None, *, label_selector: str = "",
+             field_selector: str = "") -> SharedInformer:
+        return self.informer("pods", namespace, label_selector=label_selector, field_selector=field_selector)
+
+    def nodes(self, *, label_selector: str = "", field_selector: str = "") -> SharedInformer:
+        return self.informer("nodes", label_selector=label_selector, field_selector=field_selector)
+
+    def namespaces(self, *, label_selector: str = "", field_selector: str = "") -> SharedInformer:
+        return self.informer("namespaces", label_selector=label_selector, field_selector=field_selector)
+
+    def configmaps(self, namespace: str | None = None, *, label_selector: str = "",
+                   field_selector: str = "") -> SharedInformer:
+        return self.informer("configmaps", namespace, label_selector=label_selector,
+                             field_selector=field_selector)
+
+    def secrets(self, namespace: str | None = None, *, label_selector: str = "",
+                field_selector: str = "") -> SharedInformer:
+        return self.informer("secrets", namespace, label_selector=label_selector, field_selector=field_selector)
+
+    def services(self, namespace: str | None = None, *, label_selector: str = "",
+                 field_selector: str = "") -> SharedInformer:
+        return self.informer("services", namespace, label_selector=label_selector,
+                             field_selector=field_selector)
+
+    def leases(self, namespace: str | None = None, *, label_selector: str = "",
+               field_selector: str = "") -> SharedInformer:
+        return self.informer("leases", namespace, label_selector=label_selector, field_selector=field_selector)
+
+    def informers(self) -> list[SharedInformer]:
+        with self._lock:
+            return list(self._informers.values())
+
+    def start(self, stop: threading.Event) -> None:
+        """Start every informer made so far that is not running yet."""
+        self._stop = stop
+        for informer in self.informers():
+            informer.start(stop)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """After ``stop`` is set, wait for every informer's threads to end; True if they all did."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended = True
+        for informer in self.informers():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ended = informer.join(left) and ended
+        return ended
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        """Wait until every started informer has listed and its handlers have seen that state.
+
+        False if ``timeout`` passed first or the factory was stopped.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for informer in self.informers():
+            if not informer.started:
+                continue
+            while not (informer.has_synced() and informer.handlers_synced()):
+                if self._stop is not None and self._stop.is_set():
+                    return False
+                left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+                if left <= 0:
+                    return False
+                informer.wait_for_sync(left)
+        return True
+
+    def unsynced(self) -> list[SharedInformer]:
+        """Informers that have not listed yet, to name them when a sync times out."""
+        return [i for i in self.informers() if i.started and not (i.has_synced() and i.handlers_synced())]

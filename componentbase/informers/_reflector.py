@@ -1,0 +1,241 @@
+"""List, then watch from the list's resourceVersion, forever: client-go's ``Reflector``.
+
+- A watch that ends (server timeout, closed by the server, dropped connection) resumes from the last
+  resourceVersion seen, bookmarks included, without listing again.
+- ``410 Gone`` (as an HTTP status or as an ERROR event in the stream) means the server forgot that
+  history: list again; the cache turns the difference into updates and deletes.
+- Failures (5xx, 429, refused or dropped connections, malformed answers) back off exponentially with
+  jitter, at least as long as a 429's Retry-After, and are logged once per streak of failures.
+- Watches carry ``timeoutSeconds`` and a socket read timeout a little longer, so a connection that died
+  silently is noticed.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from typing import Any, Protocol
+
+from componentbase.client._errors import (
+    describe,
+    status_reason,
+)
+from componentbase.informers._listwatch import (
+    BadResponse,
+    ListWatch,
+    WatchStream,
+)
+from componentbase.logs import V
+from componentbase.util._wait import Backoff
+
+__all__ = ["Reflector", "Sink"]
+
+log = logging.getLogger("componentbase.informers")
+
+Obj = dict[str, Any]
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+#: A watch that ends this soon with nothing received counts as a failure, so it cannot spin.
+_SHORT_WATCH = 1.0
+
+
+class Sink(Protocol):
+    """Where a reflector puts what it learns (the informer's cache)."""
+
+    def replace(self, items: list[Obj], resource_version: str) -> None: ...
+    def apply(self, events: list[Obj]) -> None:
+        """Watch events as the server sent them: ``{"type": "ADDED", "object": {...}}``."""
+        ...
+
+
+class _Gone(Exception):
+    """The server no longer has the history we asked for."""
+
+
+class _Stopped(Exception):
+    """Told to stop in the middle of a paged list."""
+
+
+class Reflector:
+    """Keeps a ``Sink`` equal to the server's state of one resource."""
+
+    def __init__(self, list_watch: ListWatch, sink: Sink, *, page_size: int = 500,
+                 watch_timeout: float = 300.0, list_timeout: float = 60.0,
+                 backoff: Backoff | None = None) -> None:
+        self.lw = list_watch
+        self.sink = sink
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.list_timeout = list_timeout
+        self.backoff = backoff or Backoff()
+        self.resource_version = ""
+        self.lists = 0  # lists completed
+        self.watches = 0  # watches opened
+        self._stopped = threading.Event()
+        self._stream: WatchStream | None = None
+        self._what = list_watch.describe()
+        self._streak_logged = False
+
+    def stop(self) -> None:
+        """Stop soon, hanging up an open watch."""
+        self._stopped.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+
+    def run(self) -> None:
+        while not self._stopped.is_set():
+            if not self.resource_version:
+                try:
+                    self.resource_version = self._list()
+                except _Stopped:
+                    return
+                except Exception as err:
+                    self._failed("list", err)
+                    continue
+                self._succeeded()
+            self._watch()
+
+    # --- listing -------------------------------------------------------------------------------
+
+    def _list(self) -> str:
+        items: list[Obj] = []
+        token = ""
+        rv = ""
+        while True:
+            try:
+                page = self.lw.list_page(limit=self.page_size, continue_token=token, timeout=self.list_timeout)
+            except Exception as err:
+                if not token or getattr(err, "status", None) != 410:
+                    raise
+                log.log(V(2), "list %s: continue token expired, listing everything at once", self._what)
+                page = self.lw.list_page(timeout=self.list_timeout)
+                items = []
+            items.extend(page.items)
+            rv = page.resource_version
+            token = page.continue_token
+            if not token:
+                break
+            if self._stopped.is_set():
+                raise _Stopped
+        self.sink.replace(items, rv)
+        self.lists += 1
+        log.log(V(4), "list %s: %d objects at resourceVersion %s", self._what, len(items), rv)
+        return rv
+
+    # --- watching ------------------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        timeout = int(self.watch_timeout * (1.0 + random.random()))
+        timeout = max(1, timeout)
+        started = time.monotonic()
+        try:
+            stream = self.lw.watch(resource_version=self.resource_version, timeout_seconds=timeout,
+                                   read_timeout=timeout + min(30.0, max(1.0, timeout * 0.1)))
+        except Exception as err:
+            if getattr(err, "status", None) == 410:
+                self._gone(f"watch {self._what}: {describe(err).summary}")
+            else:
+                self._failed("watch", err)
+            return
+        self.watches += 1
+        self._stream = stream
+        if self._stopped.is_set():
+            stream.close()
+        received = 0
+        try:
+            received = self._consume(stream)
+        except _Gone as gone:
+            self._gone(str(gone))
+            return
+        except Exception as err:
+            if not self._stopped.is_set():
+                self._failed("watch", err)
+            return
+        finally:
+            self._stream = None
+            stream.release()
+        if self._stopped.is_set():
+            return
+        lasted = time.monotonic() - started
+        if received == 0 and lasted < _SHORT_WATCH:
+            self._failed("watch", BadResponse(f"very short watch: ended after {lasted:.3f}s with no events"))
+            return
+        log.log(V(5), "watch %s ended after %.1fs, %d events; resuming at %s", self._what, lasted, received,
+                self.resource_version)
+        self._succeeded()
+
+    def _consume(self, stream: WatchStream) -> int:
+        """Apply the stream's events to the sink; returns how many arrived (bookmarks too)."""
+        received = 0
+        for batch in stream:
+            received += len(batch)
+            if all(ev.get("type") in _EVENT_TYPES for ev in batch):
+                try:
+                    rv = batch[-1]["object"]["metadata"]["resourceVersion"]
+                    self.sink.apply(batch)
+                except (KeyError, TypeError, AttributeError):
+                    pass  # something is malformed: the careful path below says what
+                else:
+                    self.resource_version = rv
+                    continue
+            self._consume_carefully(batch)
+        return received
+
+    def _consume_carefully(self, batch: list[Obj]) -> None:
+        """One event at a time: bookmarks, ERROR events, and what is wrong with a malformed one."""
+        events: list[Obj] = []
+        rv = self.resource_version
+        try:
+            for ev in batch:
+                kind, obj = ev.get("type"), ev.get("object")
+                if kind == "ERROR":
+                    self._stream_error(obj)
+                meta = obj.get("metadata") if isinstance(obj, dict) else None
+                if not isinstance(meta, dict) or (kind != "BOOKMARK" and not meta.get("name")):
+                    raise BadResponse(f"watch: {kind} event without metadata")
+                if kind == "BOOKMARK":
+                    rv = meta.get("resourceVersion") or rv
+                    continue
+                if kind not in _EVENT_TYPES:
+                    raise BadResponse(f"watch: unknown event type {kind!r}")
+                events.append(ev)
+                rv = meta.get("resourceVersion") or rv
+        finally:
+            if events:
+                self.sink.apply(events)
+            self.resource_version = rv
+
+    def _stream_error(self, obj: Any) -> None:
+        status = obj if isinstance(obj, dict) else {}
+        if status.get("code") == 410:
+            raise _Gone(f"watch {self._what}: {status_reason(status)}")
+        raise BadResponse(f"watch: error event: {status_reason(status)}")
+
+    # --- outcomes ------------------------------------------------------------------------------
+
+    def _gone(self, why: str) -> None:
+        """Relist at once: history is gone, but the server is fine."""
+        log.info("%s; relisting", why)
+        self.resource_version = ""
+
+    def _failed(self, what: str, err: BaseException) -> None:
+        if self._stopped.is_set():
+            return
+        failure = describe(err)
+        delay = self.backoff.next(failure.retry_after or 0.0)
+        if not self._streak_logged:
+            self._streak_logged = True
+            log.warning("%s %s failed: %s; retrying in %.1fs (further failures logged at -v=4)",
+                        what, self._what, failure.summary, delay)
+        else:
+            log.log(V(4), "%s %s failed again (%d in a row): %s; retrying in %.1fs", what, self._what,
+                    self.backoff.failures, failure.summary, delay)
+        self._stopped.wait(delay)
+
+    def _succeeded(self) -> None:
+        if self._streak_logged:
+            log.info("%s: recovered after %d failures", self._what, self.backoff.failures)
+            self._streak_logged = False
+        self.backoff.reset()

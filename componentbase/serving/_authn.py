@@ -1,0 +1,197 @@
+"""Delegated authentication: the API server says who a bearer token belongs to (a ``TokenReview``).
+
+As apiserver's ``DelegatingAuthenticationOptions``: answers (authenticated or not) are cached for
+``--authentication-token-webhook-cache-ttl``, failures to ask are not cached and refuse the request.
+Tokens are cached by their SHA-256, never kept or logged as they are. Unless
+``--authentication-skip-lookup``, the cluster's ``client-ca-file`` (configmap
+``kube-system/extension-apiserver-authentication``) is looked up, and client certificates it signed
+authenticate as their CommonName with their Organizations as groups.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import attrs
+
+from componentbase.cli import _flags as cliflags
+from componentbase.cli._options import (
+    Options,
+    flag,
+)
+from componentbase.client import observe_request
+from componentbase.serving._delegation import (
+    DelegationError,
+    UserInfo,
+    delegation_client,
+    describe_error,
+)
+from componentbase.util._duration import Duration
+from componentbase.util._ttlcache import TTLCache
+
+__all__ = ["AuthenticationInfo", "AuthenticationOptions", "TokenReviewAuthenticator"]
+
+SECTION = "Authentication flags"
+
+log = logging.getLogger("componentbase.serving")
+
+AUTH_CONFIGMAP_NAMESPACE = "kube-system"
+AUTH_CONFIGMAP_NAME = "extension-apiserver-authentication"
+
+
+class TokenReviewAuthenticator:
+    """Bearer tokens checked by ``authentication.k8s.io/v1`` TokenReviews, answers cached for ``cache_ttl``."""
+
+    def __init__(self, api_client: Any, cache_ttl: float, timeout: float = 10.0) -> None:
+        self.api_client = api_client
+        self.cache_ttl = cache_ttl
+        self.timeout = timeout
+        self._cache: TTLCache[UserInfo | bool] = TTLCache()
+
+    def authenticate(self, token: str) -> UserInfo | None:
+        """The token's user, ``None`` when the API server says it is not valid; DelegationError otherwise."""
+        import hashlib  # here, not at start-up: --help need not load OpenSSL
+
+        key = hashlib.sha256(token.encode()).digest()
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached if isinstance(cached, UserInfo) else None
+        user = self._review(token)
+        self._cache.put(key, user if user is not None else False, self.cache_ttl)
+        return user
+
+    def _review(self, token: str) -> UserInfo | None:
+        from kubernetes import client
+
+        body = client.V1TokenReview(api_version="authentication.k8s.io/v1", kind="TokenReview",
+                                    spec=client.V1TokenReviewSpec(token=token))
+        api = client.AuthenticationV1Api(self.api_client)
+        try:
+            with observe_request(self.api_client, "POST") as obs:
+                resp = obs.response(api.create_token_review(body, _preload_content=False,
+                                                            _request_timeout=self.timeout))
+            status = json.loads(resp.data).get("status") or {}
+        except Exception as err:  # any failure to ask refuses the request; the reply echoes the token: not logged
+            raise DelegationError(f"TokenReview failed: {describe_error(err)}") from None
+        if not status.get("authenticated"):
+            return None
+        info = status.get("user") or {}
+        extra = info.get("extra") or {}
+        return UserInfo(
+            name=str(info.get("username") or ""), uid=str(info.get("uid") or ""),
+            groups=tuple(str(g) for g in info.get("groups") or ()),
+            extra=tuple(sorted((str(k), tuple(str(v) for v in vs or ())) for k, vs in extra.items())))
+
+
+@attrs.frozen(kw_only=True)
+class AuthenticationInfo:
+    """How requests are authenticated: a token reviewer, and/or a CA for client certificates."""
+
+    token: TokenReviewAuthenticator | None = None
+    client_ca: str = attrs.field(default="", repr=False)
+
+    @property
+    def configured(self) -> bool:
+        return self.token is not None or bool(self.client_ca)
+
+    def user_from_certificate(self, peercert: dict[str, Any] | None) -> UserInfo | None:
+        """The user of a verified client certificate: CommonName, Organizations as groups."""
+        if not peercert or not self.client_ca:
+            return None
+        fields = [item for rdn in peercert.get("subject", ()) for item in rdn]
+        names = [v for k, v in fields if k == "commonName"]
+        if not names or not names[0]:
+            return None
+        groups = tuple(v for k, v in fields if k == "organizationName")
+        return UserInfo(name=names[0], groups=(*groups, "system:authenticated"))
+
+
+@attrs.define
+class AuthenticationOptions(Options):
+    """The "Authentication flags" section (apiserver's delegating authentication)."""
+
+    kubeconfig: str = flag(
+        "authentication-kubeconfig", "kubeconfig file pointing at the 'core' kubernetes server with enough rights "
+        "to create tokenreviews.authentication.k8s.io. This is optional. If empty, all token requests are "
+        "considered to be anonymous and no client CA is looked up in the cluster.", default="", section=SECTION)
+    skip_lookup: bool = flag(
+        "authentication-skip-lookup", "If false, the authentication-kubeconfig will be used to lookup missing "
+        "authentication configuration from the cluster.", default=False, section=SECTION)
+    cache_ttl: Duration = flag(
+        "authentication-token-webhook-cache-ttl", "The duration to cache responses from the webhook token "
+        "authenticator.", default=Duration("10s"), section=SECTION, type=cliflags.DURATION)
+    tolerate_lookup_failure: bool = flag(
+        "authentication-tolerate-lookup-failure", "If true, failures to look up missing authentication "
+        "configuration from the cluster are not considered fatal. Note that this can result in authentication "
+        "that treats all requests as anonymous.", default=False, section=SECTION)
+    #: Bounds each TokenReview (upstream's ClientTimeout).
+    client_timeout: float = 10.0
+
+    def validate(self) -> list[Exception]:
+        errs = super().validate()
+        if self.cache_ttl < 0:
+            errs.append(ValueError(f"--authentication-token-webhook-cache-ttl: must not be negative, "
+                                   f"got {self.cache_ttl}"))
+        return errs
+
+    def apply_to(self, config: Any) -> None:
+        super().apply_to(config)
+        if getattr(config, "secure_serving", None) is None:
+            config.authentication = None
+            return
+        api = delegation_client(self.kubeconfig, "authentication", self.client_timeout)
+        if api is None:
+            log.warning("No authentication-kubeconfig provided in order to lookup client-ca-file in "
+                        "configmap/%s in %s, so client certificate authentication won't work.",
+                        AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE)
+            log.warning("No authentication-kubeconfig provided, so TokenReview of bearer tokens won't work: "
+                        "only the always-allowed paths are served.")
+            config.authentication = AuthenticationInfo()
+            return
+        client_ca = "" if self.skip_lookup else self._lookup_client_ca(api)
+        config.authentication = AuthenticationInfo(
+            token=TokenReviewAuthenticator(api, float(self.cache_ttl), self.client_timeout), client_ca=client_ca)
+
+    def _lookup_client_ca(self, api: Any) -> str:
+        """The cluster's client CA, as upstream's lookupMissingConfigInCluster; tolerated failures warn."""
+        try:
+            return _read_client_ca(api, self.client_timeout)
+        except DelegationError as err:
+            if not self.tolerate_lookup_failure:
+                raise ValueError(f"unable to load configmap based client-ca-file: {err}") from None
+            log.warning("Error looking up in-cluster authentication configuration: %s", err)
+            log.warning("Continuing without authentication configuration. This may treat all requests as "
+                        "anonymous.")
+            log.warning("To require authentication configuration lookup to succeed, set "
+                        "--authentication-tolerate-lookup-failure=false")
+            return ""
+
+
+def _read_client_ca(api: Any, timeout: float) -> str:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api)
+    try:
+        with observe_request(api, "GET") as obs:
+            resp = obs.response(core.read_namespaced_config_map(
+                AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, _preload_content=False, _request_timeout=timeout))
+        data = json.loads(resp.data).get("data") or {}
+    except Exception as err:
+        status = getattr(err, "status", None)
+        if status == 404:
+            data = {}
+        else:
+            if status == 403:
+                log.warning("Unable to get configmap/%s in %s.  Usually fixed by 'kubectl create rolebinding -n %s "
+                            "ROLEBINDING_NAME --role=extension-apiserver-authentication-reader "
+                            "--serviceaccount=YOUR_NS:YOUR_SA'", AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE,
+                            AUTH_CONFIGMAP_NAMESPACE)
+            raise DelegationError(f"configmap {AUTH_CONFIGMAP_NAMESPACE}/{AUTH_CONFIGMAP_NAME}: "
+                                  f"{describe_error(err)}") from None
+    ca = str(data.get("client-ca-file") or "")
+    if not ca:
+        log.warning("Cluster doesn't provide client-ca-file in configmap/%s in %s, so client certificate "
+                    "authentication won't work.", AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE)
+    return ca

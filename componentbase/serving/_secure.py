@@ -1,0 +1,172 @@
+"""The "Secure serving flags" and what they become: where to listen and with which certificate.
+
+As apiserver's ``SecureServingOptions``: ``--secure-port=0`` turns serving off; with no
+``--tls-cert-file``/``--tls-private-key-file`` a self-signed pair for localhost/127.0.0.1 is made,
+kept in ``--cert-dir`` when one is given (and reused on restart), in memory otherwise. Certificates are
+read when the config is built, so a bad file fails at start-up with one line, not at the first client.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from componentbase.cli import _flags as cliflags
+from componentbase.cli._options import (
+    Options,
+    flag,
+)
+from componentbase.serving import _tls as tls
+from componentbase.serving._certs import (
+    generate_self_signed,
+    maybe_default_self_signed,
+)
+
+if TYPE_CHECKING:
+    import ssl
+
+__all__ = ["IP", "SecureServingInfo", "SecureServingOptions"]
+
+SECTION = "Secure serving flags"
+
+log = logging.getLogger("componentbase.serving")
+
+
+def _parse_ip(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        raise ValueError(f'failed to parse IP: "{text}"') from None
+
+
+#: pflag's ``ip`` flag type.
+IP = cliflags.FlagType("ip", _parse_ip, str, "")
+
+_CIPHER_HELP = (
+    "Comma-separated list of cipher suites for the server. If omitted, the default Python (OpenSSL) cipher "
+    "suites will be used. \nPreferred values: " + ", ".join(sorted((*tls.CIPHER_SUITES, *tls.TLS13_CIPHER_SUITES)))
+    + ". \nInsecure values: " + ", ".join(sorted(tls.INSECURE_CIPHER_SUITES)) + "."
+)
+
+
+@attrs.frozen(kw_only=True)
+class SecureServingInfo:
+    """Where and how to serve: the address, and the certificate as PEM (read once, at config time)."""
+
+    bind_address: str
+    port: int
+    cert_pem: bytes = attrs.field(repr=False)
+    key_pem: bytes = attrs.field(repr=False)
+    min_tls_version: str = ""
+    cipher_suites: tuple[str, ...] = ()
+    #: How long a stop waits for requests in flight before hanging up on them.
+    shutdown_timeout: float = 5.0
+
+    def ssl_context(self, client_ca: str = "") -> ssl.SSLContext:
+        """A fresh server context; ``client_ca`` asks clients for certificates signed by it (optional)."""
+        with tempfile.TemporaryDirectory(prefix="componentbase-tls-") as folder:
+            cert_file = os.path.join(folder, "tls.crt")
+            key_file = os.path.join(folder, "tls.key")
+            for path, data in ((cert_file, self.cert_pem), (key_file, self.key_pem)):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+            return tls.new_server_context(cert_file, key_file, self.min_tls_version, list(self.cipher_suites),
+                                          client_ca)
+
+
+@attrs.define
+class SecureServingOptions(Options):
+    """The "Secure serving flags" section. Components pick their port: ``SecureServingOptions(bind_port=10259)``.
+
+    ``pair_name`` names the generated files in ``--cert-dir`` (``kube-scheduler.crt``...).
+    """
+
+    bind_address: str = flag(
+        "bind-address", "The IP address on which to listen for the --secure-port port. The associated interface(s) "
+        "must be reachable by the rest of the cluster, and by CLI/web clients. If blank or an unspecified address "
+        "(0.0.0.0 or ::), all interfaces and IP address families will be used.",
+        default="0.0.0.0", section=SECTION, type=IP)
+    bind_port: int = flag(
+        "secure-port", "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve "
+        "HTTPS at all.", default=443, section=SECTION)
+    cert_dir: str = flag(
+        "cert-dir", "The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file "
+        "are provided, this flag will be ignored.", default="", section=SECTION)
+    tls_cert_file: str = flag(
+        "tls-cert-file", "File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated "
+        "after server cert). If HTTPS serving is enabled, and --tls-cert-file and --tls-private-key-file are not "
+        "provided, a self-signed certificate and key are generated for the public address and saved to the "
+        "directory specified by --cert-dir.", default="", section=SECTION)
+    tls_private_key_file: str = flag(
+        "tls-private-key-file", "File containing the default x509 private key matching --tls-cert-file.",
+        default="", section=SECTION)
+    tls_min_version: str = flag(
+        "tls-min-version", "Minimum TLS version supported. Possible values: " + ", ".join(tls.TLS_VERSIONS),
+        default="", section=SECTION)
+    tls_cipher_suites: list[str] = flag("tls-cipher-suites", _CIPHER_HELP, factory=list, section=SECTION)
+    pair_name: str = "serving"
+    shutdown_timeout: float = 5.0
+
+    def validate(self) -> list[Exception]:
+        errs: list[Exception] = [*super().validate()]
+        if not 0 <= self.bind_port <= 65535:
+            errs.append(ValueError(f"--secure-port {self.bind_port} must be between 0 and 65535, inclusive. "
+                                   "0 for turning off secure port"))
+        if bool(self.tls_cert_file) != bool(self.tls_private_key_file):
+            errs.append(ValueError("--tls-cert-file and --tls-private-key-file must be given together"))
+        if self.tls_min_version and self.tls_min_version not in tls.TLS_VERSIONS:
+            errs.append(ValueError(f'--tls-min-version: unknown tls version "{self.tls_min_version}"; possible '
+                                   f"values: {', '.join(tls.TLS_VERSIONS)}"))
+        errs.extend(ValueError(f"--tls-cipher-suites: {e}") for e in tls.cipher_suite_errors(self.tls_cipher_suites))
+        return errs
+
+    def apply_to(self, config: Any) -> None:
+        super().apply_to(config)
+        if self.bind_port == 0:
+            config.secure_serving = None
+            return
+        cert_pem, key_pem = self._certificate()
+        info = SecureServingInfo(
+            bind_address=self.bind_address or "0.0.0.0", port=self.bind_port, cert_pem=cert_pem, key_pem=key_pem,
+            min_tls_version=self.tls_min_version, cipher_suites=tuple(self.tls_cipher_suites),
+            shutdown_timeout=self.shutdown_timeout)
+        import ssl
+
+        try:
+            info.ssl_context()
+        except ssl.SSLError as err:
+            raise ValueError(f"unable to load server certificate {self._describe()}: {err.reason or err}") from None
+        config.secure_serving = info
+
+    def _describe(self) -> str:
+        if self.tls_cert_file:
+            return f"(--tls-cert-file={self.tls_cert_file}, --tls-private-key-file={self.tls_private_key_file})"
+        return f"(--cert-dir={self.cert_dir})" if self.cert_dir else "(generated)"
+
+    def _certificate(self) -> tuple[bytes, bytes]:
+        """The given pair, the pair in --cert-dir, or a new self-signed pair (OSError names the file)."""
+        cert_file, key_file = self.tls_cert_file, self.tls_private_key_file
+        if not cert_file:
+            if not self.cert_dir:
+                log.info("Generated self-signed cert in-memory")
+                return generate_self_signed("localhost", ["127.0.0.1"])
+            try:
+                cert_file, key_file = maybe_default_self_signed(self.cert_dir, self.pair_name)
+            except OSError as err:
+                raise ValueError(f"unable to write a self-signed certificate to --cert-dir={self.cert_dir}: "
+                                 f"{err.strerror or err}") from None
+        return _read(cert_file, "--tls-cert-file"), _read(key_file, "--tls-private-key-file")
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise ValueError(f"unable to read {what} {path}: {err.strerror or err}") from None
