@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .resources import Resource
@@ -71,14 +72,21 @@ class ApiError(Exception):
 
     @classmethod
     def invalid(cls, res: Resource, name: str, field: str, why: str) -> ApiError:
-        details = {
-            "name": name,
-            "kind": res.kind,
-            "causes": [{"reason": "FieldValueRequired", "message": why, "field": field}],
-        }
-        if res.group:
-            details["group"] = res.group
-        return cls(422, "Invalid", f'{res.kind} "{name}" is invalid: {field}: {why}', details)
+        return cls.invalid_fields(res.group, res.kind, name, [("FieldValueRequired", field, why)])
+
+    @classmethod
+    def invalid_fields(cls, group: str, kind: str, name: str, causes: Sequence[tuple[str, str, str]]) -> ApiError:
+        """kube's ``NewInvalid``: one cause per ``(reason, field, message)``, the message naming the
+        qualified kind (``Lease.coordination.k8s.io``) and aggregating the causes as its ErrorList does."""
+        details: dict[str, Any] = {"name": name, "group": group, "kind": kind,
+                                   "causes": [{"reason": r, "message": m, "field": f} for r, f, m in causes]}
+        for key in ("name", "group"):
+            if not details[key]:
+                del details[key]
+        lines = list(dict.fromkeys(f"{f}: {m}" if f else m for _, f, m in causes))
+        why = lines[0] if len(lines) == 1 else "[" + ", ".join(lines) + "]"
+        qualified = f"{kind}.{group}" if group else kind
+        return cls(422, "Invalid", f'{qualified} "{name}" is invalid: {why}', details)
 
     @classmethod
     def bad_request(cls, message: str) -> ApiError:

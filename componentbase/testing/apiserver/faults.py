@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["FaultRule", "Faults"]
+__all__ = ["FaultRule", "Faults", "rules_from"]
 
 
 @dataclass(slots=True)
@@ -176,3 +176,15 @@ class Faults:
                 if hit:
                     self.counts[name] = self.counts.get(name, 0) + 1
             return d
+
+
+def rules_from(doc: Any) -> list[FaultRule]:
+    """Rules as the control endpoint takes them: one rule, a list of rules, or {"rules": [...]}."""
+    if isinstance(doc, dict) and "rules" in doc:
+        doc = doc["rules"]
+    items = doc if isinstance(doc, list) else [doc]
+    try:
+        return [rule_from_mapping(item) for item in items if isinstance(item, dict)]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"bad fault rule: {err}") from None
+

@@ -6,11 +6,12 @@ Each function takes a fresh (caller-owned) document and may change it in place.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from .errors import ApiError
 
-__all__ = ["MERGE_KEYS", "apply_patch", "json_patch", "merge_patch", "strategic_merge_patch"]
+__all__ = ["MERGE_KEYS", "apply_patch", "json_patch", "merge_patch", "patch_type", "strategic_merge_patch"]
 
 # Lists that strategic merge patch merges element-wise, by field name -> merge key. kube keys these
 # by Go type; a name table covers the fields our components patch.
@@ -184,14 +185,21 @@ def json_patch(doc: Any, ops: Any) -> Any:
     return doc
 
 
-def apply_patch(content_type: str, doc: dict[str, Any], patch: Any) -> Any:
+_PATCHERS: dict[str, Callable[[Any, Any], Any]] = {
+    "application/json-patch+json": json_patch,
+    "application/merge-patch+json": merge_patch,
+    "application/strategic-merge-patch+json": strategic_merge_patch,
+}
+
+
+def patch_type(content_type: str) -> str:
+    """The patch flavour of a Content-Type, or 415: kube refuses it before it reads anything else."""
     kind = content_type.split(";", 1)[0].strip().lower()
-    if kind == "application/merge-patch+json":
-        return merge_patch(doc, patch)
-    if kind == "application/strategic-merge-patch+json":
-        return strategic_merge_patch(doc, patch)
-    if kind == "application/json-patch+json":
-        return json_patch(doc, patch)
-    raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                   "accepted media types include: application/json-patch+json, "
-                   "application/merge-patch+json, application/strategic-merge-patch+json")
+    if kind not in _PATCHERS:
+        raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                       "accepted media types include: " + ", ".join(_PATCHERS))
+    return kind
+
+
+def apply_patch(content_type: str, doc: dict[str, Any], patch: Any) -> Any:
+    return _PATCHERS[patch_type(content_type)](doc, patch)

