@@ -7,7 +7,15 @@ Importing it stays cheap: nothing here imports the ``kubernetes`` client, which 
 component connects to a cluster.
 """
 
-from componentbase.app import Command, CompletedConfig, ComponentOptions, Config, Options, run_component
+from componentbase.app import (
+    Command,
+    CompletedConfig,
+    ComponentOptions,
+    Config,
+    Options,
+    controller_command,
+    run_component,
+)
 from componentbase.cli import FlagError, flag
 from componentbase.client import ClientConfigError, new_api_client
 from componentbase.componentconfig import (
@@ -50,6 +58,7 @@ __all__ = [
     "ServingOptions",
     "V",
     "__version__",
+    "controller_command",
     "field",
     "flag",
     "hookimpl",

@@ -16,6 +16,10 @@ from componentbase.app._config import (
     CompletedConfig,
     Config,
 )
+from componentbase.app._controllercommand import (
+    ControllerOptions,
+    controller_command,
+)
 from componentbase.app._options import (
     Options,
 )
@@ -29,9 +33,11 @@ __all__ = [
     "CompletedConfig",
     "ComponentOptions",
     "Config",
+    "ControllerOptions",
     "Options",
     "RunFunc",
     "WorkFunc",
+    "controller_command",
     "print_flags",
     "run_component",
 ]

@@ -55,7 +55,7 @@ def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threadi
             log.error("failed to listen on %s:%d: %s", info.bind_address, info.port, err.strerror or err)
             return 1
     try:
-        if leading:
+        if leading and not getattr(work, "elects_leader", False):  # a Manager elects by itself
             return _run_leading(completed, work, stop, watchdog)
         return _exit_code(work(completed, stop))
     finally:

@@ -23,11 +23,22 @@ from componentbase.client._errors import (
 from componentbase.client._fastcall import (
     unvalidated,
 )
+from componentbase.client._fence import (
+    Fence,
+    NotLeader,
+)
 from componentbase.client._metrics import (
     RequestObservation,
     api_client_of,
     host_of,
     observe_request,
+)
+from componentbase.client._rest import (
+    ObjectClient,
+    ResourceMapping,
+    RESTMapper,
+    UnknownKind,
+    request,
 )
 from componentbase.client._spec import (
     ClientDescription,
@@ -39,9 +50,15 @@ __all__ = [
     "CallFailure",
     "ClientConfigError",
     "ClientDescription",
+    "Fence",
+    "NotLeader",
     "NotPortable",
+    "ObjectClient",
+    "RESTMapper",
     "RequestObservation",
+    "ResourceMapping",
     "ThrottledTimeout",
+    "UnknownKind",
     "api_client",
     "api_client_of",
     "describe",
@@ -52,6 +69,7 @@ __all__ = [
     "json_body",
     "new_api_client",
     "observe_request",
+    "request",
     "status_of",
     "status_reason",
     "unvalidated",

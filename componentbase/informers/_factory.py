@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from componentbase.client import RESTMapper
 from componentbase.informers._informer import SharedInformer
 from componentbase.informers._listwatch import ListWatch
 from componentbase.util._wait import Backoff
@@ -83,6 +85,7 @@ class InformerFactory:
         self._lock = threading.Lock()
         self._informers: dict[tuple[str, str, str, str], SharedInformer] = {}
         self._stop: threading.Event | None = None
+        self._mapper: RESTMapper | None = None
 
     def informer(self, resource: str, namespace: str | None = None, *, label_selector: str = "",
                  field_selector: str = "") -> SharedInformer:
@@ -91,16 +94,41 @@ class InformerFactory:
         if spec is not None and spec.namespaced and namespace is None:
             namespace = self.namespace
         key = (resource, namespace or "", label_selector, field_selector)
+        return self._shared(key, lambda: list_watch_for(self.api_client, resource, namespace,
+                                                        label_selector=label_selector, field_selector=field_selector))
+
+    def for_kind(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "",
+                 field_selector: str = "") -> SharedInformer:
+        """The shared informer of any served kind, built-in or custom (``"apps/v1", "Deployment"``).
+
+        The kind is found through discovery (``UnknownKind`` names close matches when it is not served).
+        ``namespace=None`` means the factory's namespace, or all namespaces.
+        """
+        mapping = self.mapper.mapping(api_version, kind)
+        if mapping.namespaced and namespace is None:
+            namespace = self.namespace
+        key = (f"{mapping.api_version}/{mapping.resource}", namespace or "", label_selector, field_selector)
+        return self._shared(key, lambda: ListWatch.for_mapping(self.api_client, mapping, namespace,
+                                                               label_selector=label_selector,
+                                                               field_selector=field_selector))
+
+    @property
+    def mapper(self) -> RESTMapper:
+        """The discovery cache that ``for_kind`` resolves kinds with."""
+        with self._lock:
+            if self._mapper is None:
+                self._mapper = RESTMapper(self.api_client)
+            return self._mapper
+
+    def _shared(self, key: tuple[str, str, str, str], list_watch: Callable[[], ListWatch]) -> SharedInformer:
         with self._lock:
             informer = self._informers.get(key)
             if informer is None:
-                lw = list_watch_for(self.api_client, resource, namespace, label_selector=label_selector,
-                                    field_selector=field_selector)
                 backoff = None
                 if self._backoff is not None:
                     b = self._backoff
                     backoff = Backoff(b.initial, b.cap, b.factor, b.jitter)
-                informer = SharedInformer(lw, self.resync, backoff=backoff, **self._options)
+                informer = SharedInformer(list_watch(), self.resync, backoff=backoff, **self._options)
                 self._informers[key] = informer
             return informer
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from componentbase.client._metrics import (
-    api_client_of,
-    observe_request,
-)
+from componentbase.client import ResourceMapping, api_client_of, observe_request, request
 
-__all__ = ["BadResponse", "ListPage", "ListWatch", "WatchStream"]
+__all__ = ["BadResponse", "ListPage", "ListWatch", "PathList", "WatchStream"]
 
 Obj = dict[str, Any]
 
@@ -42,13 +39,22 @@ class ListWatch:
     """
 
     def __init__(self, list_func: Callable[..., Any], *args: Any, label_selector: str = "",
-                 field_selector: str = "", resource: str = "") -> None:
+                 field_selector: str = "", resource: str = "", api_client: Any = None) -> None:
         self.list_func = list_func
         self.args = args
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.resource = resource or _resource_of(list_func)
-        self._api_client = api_client_of(list_func)
+        self._api_client = api_client if api_client is not None else api_client_of(list_func)
+
+    @classmethod
+    def for_mapping(cls, api_client: Any, mapping: ResourceMapping, namespace: str | None = None, *,
+                    label_selector: str = "", field_selector: str = "") -> ListWatch:
+        """List and watch any served resource (a custom one too) through its URL path."""
+        if namespace and not mapping.namespaced:
+            raise ValueError(f"{mapping.resource} are cluster-scoped: no namespace")
+        return cls(PathList(api_client, mapping.path(namespace)), label_selector=label_selector,
+                   field_selector=field_selector, resource=mapping.resource, api_client=api_client)
 
     def describe(self) -> str:
         """``pods`` plus the namespace and selectors, for log lines."""
@@ -93,6 +99,24 @@ class ListWatch:
                 timeout_seconds=timeout_seconds, _preload_content=False,
                 _request_timeout=(connect_timeout, read_timeout), **self._selectors()))
         return WatchStream(resp)
+
+
+class PathList:
+    """A list function over a URL path, called as ``ListWatch`` calls a generated ``list_*`` method."""
+
+    _QUERY: ClassVar[dict[str, str]] = {"label_selector": "labelSelector", "field_selector": "fieldSelector",
+                                        "resource_version": "resourceVersion", "limit": "limit",
+                                        "_continue": "continue", "watch": "watch",
+                                        "allow_watch_bookmarks": "allowWatchBookmarks",
+                                        "timeout_seconds": "timeoutSeconds"}
+
+    def __init__(self, api_client: Any, path: str) -> None:
+        self.api_client = api_client
+        self.path = path
+
+    def __call__(self, *, _preload_content: bool = False, _request_timeout: Any = None, **kw: Any) -> Any:
+        query = [(self._QUERY[k], v) for k, v in kw.items() if v is not None]
+        return request(self.api_client, "GET", self.path, query=query, timeout=_request_timeout)
 
 
 def _resource_of(list_func: Callable[..., Any]) -> str:

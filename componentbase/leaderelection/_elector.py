@@ -124,6 +124,16 @@ class LeaderElector:
         with self._mu:
             return self._leading
 
+    def leading_until(self) -> float:
+        """The monotonic time until which this replica may act as leader; ``-inf`` when it does not lead.
+
+        It is the last successful renewal (when its request was sent) plus ``renew_deadline``: past it the
+        elector gives up, and others may take over once the lease expires. client-go does not fence
+        writes on it; ``componentbase.controller.Manager`` does.
+        """
+        with self._mu:
+            return self._last_renew + self._config.renew_deadline if self._leading else float("-inf")
+
     def check(self, max_tolerable_expired: float) -> None:
         """Raise if we believe we lead but our lease expired more than the tolerance ago."""
         with self._mu:

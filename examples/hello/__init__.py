@@ -1,1 +1,0 @@
-"""The smallest component: a versioned config, one flag section, leader election when asked."""

@@ -1,4 +1,4 @@
-"""``python -m examples.hello.demo``: two hello replicas, leader election, a handover, on a loopback API server.
+"""``python -m examples.greeter.demo``: two hello replicas, leader election, a handover, on a loopback API server.
 
 Nothing to set up: the API server is the embedded one from ``componentbase.testing``. Exits 0 when the
 second replica took over after the first was stopped.
@@ -21,7 +21,7 @@ FAST = ["--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", 
 
 
 def start(name: str, config: Path, greeted: dict[str, float]) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "examples.hello", f"--config={config}", f"--name={name}",
+    proc = subprocess.Popen([sys.executable, "-m", "examples.greeter", f"--config={config}", f"--name={name}",
                              "--leader-elect", *FAST], stderr=subprocess.PIPE, text=True)
     threading.Thread(target=relay, args=(name, proc.stderr, greeted), daemon=True).start()
     return proc

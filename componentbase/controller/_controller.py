@@ -1,0 +1,133 @@
+"""``Controller``: reconcile the objects its watches name, one key at a time, as controller-runtime's controller.
+
+Watches feed requests into a rate-limited work queue (duplicates collapse); ``max_concurrent_reconciles``
+workers call the reconcile. A reconcile that raises is logged with its key and retried with the key's
+exponential backoff, never stopping the controller. A controller runs only while its ``run`` is running:
+stopping it drops what is queued instead of draining it, so a deposed leader does not work through a backlog.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+
+from componentbase.controller._handlers import enqueue_object
+from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result
+from componentbase.informers import SharedInformer, deleted_object
+from componentbase.workqueue import RateLimiter, RateLimitingQueue, ShutDown, default_controller_rate_limiter
+
+__all__ = ["Controller"]
+
+log = logging.getLogger("componentbase.controller")
+
+
+class _Watch:
+    def __init__(self, informer: SharedInformer, map_to: MapFunc, predicates: tuple[Predicate, ...]) -> None:
+        self.informer = informer
+        self.map_to = map_to
+        self.predicates = predicates
+
+    def requests(self, event: Event) -> Iterable[Request]:
+        if all(p(event) for p in self.predicates):
+            yield from self.map_to(event.object)
+
+
+class Controller:
+    """``Controller("hello", reconcile).watch(informer)``; add it to a ``Manager``, which runs it while leading.
+
+    ``needs_leader`` (default true) makes the manager run it only on the leader; ``rate_limiter`` is the
+    per-key backoff of failed reconciles (client-go's default controller rate limiter).
+    """
+
+    def __init__(self, name: str, reconcile: Reconciler, *, max_concurrent_reconciles: int = 1,
+                 rate_limiter: RateLimiter | None = None, needs_leader: bool = True) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError(f"controller {name}: max_concurrent_reconciles must be at least 1")
+        self.name = name
+        self.reconcile = reconcile
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.needs_leader = needs_leader
+        self._rate_limiter = rate_limiter
+        self._watches: list[_Watch] = []
+        self._lock = threading.Lock()
+        self._queue: RateLimitingQueue[Request] | None = None
+
+    def watch(self, informer: SharedInformer, map_to: MapFunc = enqueue_object,
+              *predicates: Predicate) -> Controller:
+        """Reconcile what ``map_to`` names for each event of ``informer`` that every predicate accepts."""
+        w = _Watch(informer, map_to, predicates)
+        self._watches.append(w)
+        informer.add_event_handler(
+            on_add=lambda obj: self._enqueue(w, Event("ADDED", obj)),
+            on_update=lambda old, new: self._enqueue(w, Event("MODIFIED", new, old)),
+            on_delete=lambda obj: self._enqueue(w, Event("DELETED", deleted_object(obj))),
+        )
+        return self
+
+    @property
+    def informers(self) -> list[SharedInformer]:
+        """The informers this controller reads; the manager starts them and waits for their sync."""
+        return [w.informer for w in self._watches]
+
+    def _enqueue(self, watch: _Watch, event: Event) -> None:
+        queue = self._queue
+        if queue is None:
+            return  # not running: run() enqueues the whole cache when it starts
+        for req in watch.requests(event):
+            queue.add(req)
+
+    def run(self, stop: threading.Event) -> None:
+        """Reconcile until ``stop`` is set: every cached object first, then what changes. Blocks."""
+        queue: RateLimitingQueue[Request] = RateLimitingQueue(
+            self._rate_limiter or default_controller_rate_limiter(), name=self.name)
+        with self._lock:
+            self._queue = queue
+        for w in self._watches:
+            for obj in w.informer.list():
+                for req in w.requests(Event("ADDED", obj)):
+                    queue.add(req)
+        workers = [threading.Thread(target=self._work, args=(queue,), name=f"{self.name}-reconcile-{i}")
+                   for i in range(self.max_concurrent_reconciles)]
+        for t in workers:
+            t.start()
+        try:
+            stop.wait()
+        finally:
+            with self._lock:
+                self._queue = None
+            queue.shut_down()  # drop the backlog: workers finish the key in hand and return
+            for t in workers:
+                t.join()
+
+    def _work(self, queue: RateLimitingQueue[Request]) -> None:
+        while True:
+            try:
+                req = queue.get()
+            except ShutDown:
+                return
+            try:
+                self._reconcile(queue, req)
+            finally:
+                queue.done(req)
+
+    def _reconcile(self, queue: RateLimitingQueue[Request], req: Request) -> None:
+        start = time.monotonic()
+        try:
+            result = self.reconcile(req)
+        except Exception as err:
+            log.error("Reconciler error controller=%s key=%s (retry %d, after %.3fs): %s: %s", self.name, req,
+                      queue.num_requeues(req) + 1, time.monotonic() - start, type(err).__name__, err)
+            queue.add_rate_limited(req)
+            return
+        if result is None:
+            result = Result()
+        if result.requeue_after > 0:
+            queue.forget(req)
+            queue.add_after(req, result.requeue_after)
+        elif result.requeue:
+            queue.add_rate_limited(req)
+        else:
+            queue.forget(req)
+

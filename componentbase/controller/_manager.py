@@ -1,0 +1,213 @@
+"""``Manager``: the client, the shared cache and the runnables of one component, as controller-runtime's manager.
+
+Start-up order, as controller-runtime's: caches first, synced before anything else runs (and before the
+replica campaigns, so a new leader acts at once: a hot standby); then the runnables every replica runs; then
+leader election, and the leader-only runnables while leading. Leader-only work writes through
+``Manager.client``, which is fenced: once this replica's renew deadline has passed or leadership is lost,
+its writes are refused before they are sent, and its queues are dropped, not drained. On loss the manager
+stops and ``run`` returns 1, as kube-scheduler exits; ``on_lost="standby"`` campaigns again instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from componentbase.client import Fence, ObjectClient
+from componentbase.componentconfig import LeaderElectionConfiguration
+from componentbase.controller._controller import Controller
+from componentbase.controller._types import Reconciler
+from componentbase.informers import InformerFactory, SharedInformer
+
+__all__ = ["Manager", "Runnable"]
+
+log = logging.getLogger("componentbase.controller")
+
+
+class Runnable(Protocol):
+    """Anything the manager runs: ``run(stop)`` blocks until ``stop`` is set."""
+
+    def run(self, stop: threading.Event) -> None: ...
+
+
+class _Func:
+    def __init__(self, func: Callable[[threading.Event], object], needs_leader: bool) -> None:
+        self.func = func
+        self.needs_leader = needs_leader
+        self.name = getattr(func, "__name__", "runnable")
+
+    def run(self, stop: threading.Event) -> None:
+        self.func(stop)
+
+
+class _Group:
+    """Runnables on threads of their own, joined together; one that raises sets ``failed`` and ``stop``."""
+
+    def __init__(self, failed: threading.Event, stop: threading.Event) -> None:
+        self.failed = failed
+        self.stop = stop
+        self.threads: list[threading.Thread] = []
+
+    def start(self, runnables: list[Runnable], stop: threading.Event) -> None:
+        for r in runnables:
+            name = str(getattr(r, "name", type(r).__name__))
+            t = threading.Thread(target=self._run, args=(r, stop, name), name=f"runnable-{name}")
+            t.start()
+            self.threads.append(t)
+
+    def _run(self, runnable: Runnable, stop: threading.Event, name: str) -> None:
+        try:
+            runnable.run(stop)
+        except Exception:
+            log.exception("runnable %s failed", name)
+            self.failed.set()
+            self.stop.set()
+
+    def join(self) -> None:
+        for t in self.threads:
+            t.join()
+        self.threads.clear()
+
+
+class Manager:
+    """``Manager(api_client, leader_election=cfg)``; make informers and controllers, then ``run(stop)``.
+
+    ``Manager.from_config(completed)`` takes the client, leader election, lease client and metrics of a
+    component's ``CompletedConfig``.
+    """
+
+    def __init__(self, api_client: Any, *, leader_election: LeaderElectionConfiguration | None = None,
+                 lease_client: Any = None, metrics: Any = None, namespace: str | None = None,
+                 resync: float = 0.0, sync_timeout: float = 120.0, on_lost: str = "exit",
+                 identity: str | None = None) -> None:
+        if on_lost not in ("exit", "standby"):
+            raise ValueError(f'on_lost must be "exit" or "standby", not {on_lost!r}')
+        self.api_client = api_client
+        self.cache = InformerFactory(api_client, resync, namespace=namespace)
+        self.leader_election = leader_election if leader_election is not None and leader_election.leader_elect \
+            else None
+        self.lease_client = lease_client
+        self.metrics = metrics
+        self.sync_timeout = sync_timeout
+        self.on_lost = on_lost
+        self.identity = identity
+        self.fence = Fence()
+        #: The client leader-only work writes with: fenced when this component elects a leader.
+        self.client = api_client
+        if self.leader_election is not None:
+            from componentbase.client._throttled import guarded  # imports kubernetes: only when running
+
+            self.client = guarded(api_client, self.fence)
+            if metrics is not None:
+                metrics.track(self.client)
+        #: Any object by its apiVersion and kind, through ``client``: ``mgr.objects.patch(obj, {...})``.
+        self.objects = ObjectClient(self.client, self.cache.mapper)
+        self._runnables: list[tuple[Runnable, bool]] = []
+        self._failed = threading.Event()
+        self._leading = threading.Event()
+
+    @classmethod
+    def from_config(cls, completed: Any, **kw: Any) -> Manager:
+        """The manager of a component's ``CompletedConfig`` (its client, leader election and metrics)."""
+        config = completed.config
+        return cls(config.client, leader_election=config.leader_election,
+                   lease_client=config.leader_election_client, metrics=config.metrics, **kw)
+
+    def informer(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "",
+                 field_selector: str = "") -> SharedInformer:
+        """The shared informer of any served kind; the manager starts it and waits for its sync."""
+        return self.cache.for_kind(api_version, kind, namespace, label_selector=label_selector,
+                                   field_selector=field_selector)
+
+    def controller(self, name: str, reconcile: Reconciler, **kw: Any) -> Controller:
+        """A new ``Controller`` added to this manager; chain ``.watch(informer)`` on it."""
+        c = Controller(name, reconcile, **kw)
+        self.add(c)
+        return c
+
+    def add(self, runnable: Runnable | Callable[[threading.Event], object], *,
+            needs_leader: bool | None = None) -> None:
+        """Run ``runnable`` (``run(stop)``, or a function of ``stop``) on the leader, or with
+        ``needs_leader=False`` on every replica. A runnable's own ``needs_leader`` attribute is the default."""
+        if not hasattr(runnable, "run"):
+            runnable = _Func(runnable, True if needs_leader is None else needs_leader)
+        leader = bool(getattr(runnable, "needs_leader", True)) if needs_leader is None else needs_leader
+        self._runnables.append((runnable, leader))
+
+    def is_leading(self) -> bool:
+        """Whether leader-only runnables are running here now (always, without leader election)."""
+        return self._leading.is_set()
+
+    def run(self, stop: threading.Event) -> int:
+        """Run until ``stop`` is set (0), leadership is lost (1, unless ``on_lost="standby"``) or a runnable
+        fails (1; it sets ``stop``). Returns once every thread it started has ended."""
+        everyone = _Group(self._failed, stop)
+        try:
+            self.cache.start(stop)
+            if not self._wait_for_sync(stop):
+                return 0 if stop.is_set() and not self._failed.is_set() else 1
+            everyone.start([r for r, leader in self._runnables if not leader], stop)
+            if self.leader_election is None:
+                self._run_leader(stop, stop)
+                return 1 if self._failed.is_set() else 0
+            return self._campaign(stop)
+        finally:
+            stop.set()
+            everyone.join()
+            self.cache.join()
+
+    def _wait_for_sync(self, stop: threading.Event) -> bool:
+        if self.cache.wait_for_cache_sync(self.sync_timeout):
+            return True
+        if not stop.is_set():
+            names = ", ".join(i.list_watch.describe() for i in self.cache.unsynced())
+            log.error("timed out after %gs waiting for caches to sync: %s", self.sync_timeout, names)
+        return False
+
+    def _run_leader(self, work_stop: threading.Event, stop: threading.Event) -> None:
+        """The leader-only runnables, until ``work_stop``: set when leadership ends or the manager stops."""
+        group = _Group(self._failed, stop)
+        self._leading.set()
+        try:
+            group.start([r for r, leader in self._runnables if leader], work_stop)
+            work_stop.wait()
+        finally:
+            self._leading.clear()
+            group.join()
+
+    def _campaign(self, stop: threading.Event) -> int:
+        from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
+
+        assert self.leader_election is not None
+        while True:
+            led = threading.Event()
+            ended = threading.Event()
+
+            def lead(work_stop: threading.Event, led: threading.Event = led, ended: threading.Event = ended) -> None:
+                led.set()
+                try:
+                    self._run_leader(work_stop, stop)
+                finally:
+                    ended.set()
+
+            callbacks = LeaderCallbacks(on_started_leading=lead, on_stopped_leading=lambda: None)
+            observer = self.metrics.leader_status if self.metrics is not None else None
+            config = LeaderElectionConfig.from_configuration(
+                self.leader_election, self.lease_client or self.api_client, callbacks, identity=self.identity,
+                release_on_cancel=True, status_observer=observer)
+            elector = LeaderElector(config)
+            self.fence.close_after(elector.leading_until)
+            thread = elector.run_in_thread()
+            while thread.is_alive() and not stop.wait(0.2):
+                pass
+            thread.stop()
+            if led.is_set():
+                ended.wait()  # leader work still in hand past the elector's grace: its writes are fenced
+            if stop.is_set():
+                return 1 if self._failed.is_set() else 0
+            if led.is_set():
+                log.error("leaderelection lost")
+                if self.on_lost == "exit":
+                    return 1

@@ -1,0 +1,58 @@
+"""What a reconcile is given and what it answers, as controller-runtime's ``reconcile.Request`` and ``Result``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Event", "MapFunc", "Predicate", "Reconciler", "Request", "Result"]
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Request:
+    """The object to reconcile, by name only: the reconcile reads its current state from the cache."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, obj: Obj) -> Request:
+        """The request naming ``obj``."""
+        meta = obj.get("metadata") or {}
+        return cls(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+    @property
+    def key(self) -> str:
+        """``namespace/name`` (``name`` when cluster-scoped): the key of the object in an informer's cache."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    def __str__(self) -> str:
+        return self.key
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """``requeue_after`` seconds: reconcile again then; ``requeue``: again soon, with the item's backoff."""
+
+    requeue: bool = False
+    requeue_after: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A change an informer saw: ``type`` is ``ADDED``, ``MODIFIED`` or ``DELETED``; ``old`` only on updates."""
+
+    type: str
+    object: Obj
+    old: Obj | None = None
+
+
+#: The reconcile function: ``None`` means done.
+Reconciler = Callable[[Request], "Result | None"]
+#: Whether an event is worth a reconcile (``generation_changed`` ...).
+Predicate = Callable[[Event], bool]
+#: Which objects an event concerns (the object itself, its owner, anything).
+MapFunc = Callable[[Obj], Iterable[Request]]

@@ -1,0 +1,135 @@
+"""A Controller reconciles what its watches name: errors retried with backoff, requeues, predicates, owners."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from componentbase.client import ObjectClient
+from componentbase.controller import (
+    Controller,
+    Event,
+    Request,
+    Result,
+    enqueue_owner,
+    generation_changed,
+    labels_changed,
+)
+from componentbase.informers import InformerFactory
+from componentbase.testing import LoopbackAPIServer
+from componentbase.workqueue import ItemExponentialFailureRateLimiter
+from tests.controller.helpers import configmap, wait_for
+
+
+@pytest.fixture
+def factory(kube_apiserver: LoopbackAPIServer) -> Iterator[InformerFactory]:
+    f = InformerFactory(kube_apiserver.api_client())
+    yield f
+
+
+def _run(controller: Controller, factory: InformerFactory) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    factory.start(stop)
+    assert factory.wait_for_cache_sync(10)
+    thread = threading.Thread(target=controller.run, args=(stop,))
+    thread.start()
+    return stop, thread
+
+
+@pytest.mark.integration
+def test_every_cached_object_and_each_change_is_reconciled_by_key(factory: InformerFactory) -> None:
+    objects = ObjectClient(factory.api_client)
+    objects.create(configmap("early", hello="true"))
+    seen: Counter[Request] = Counter()
+    cms = factory.for_kind("v1", "ConfigMap", label_selector="hello=true")
+    controller = Controller("count", lambda req: seen.update([req])).watch(cms)
+    stop, thread = _run(controller, factory)
+    try:
+        wait_for(lambda: seen[Request("default", "early")], what="the cached object's reconcile")
+        objects.create(configmap("late", hello="true"))
+        wait_for(lambda: seen[Request("default", "late")], what="the new object's reconcile")
+    finally:
+        stop.set()
+        thread.join(10)
+        factory.join(10)
+    assert not thread.is_alive()
+
+
+@pytest.mark.integration
+def test_a_failing_reconcile_is_logged_with_its_key_and_retried_with_backoff(
+        factory: InformerFactory, caplog: pytest.LogCaptureFixture) -> None:
+    ObjectClient(factory.api_client).create(configmap("flaky"))
+    attempts: list[Request] = []
+
+    def reconcile(req: Request) -> None:
+        attempts.append(req)
+        if len(attempts) < 3:
+            raise RuntimeError("not yet")
+
+    controller = Controller("flaky", reconcile,
+                            rate_limiter=ItemExponentialFailureRateLimiter(0.01, 1.0)).watch(
+        factory.for_kind("v1", "ConfigMap"))
+    stop, thread = _run(controller, factory)
+    try:
+        with caplog.at_level(logging.ERROR, "componentbase.controller"):
+            wait_for(lambda: len(attempts) >= 3, what="two retries")
+    finally:
+        stop.set()
+        thread.join(10)
+        factory.join(10)
+    assert set(attempts) == {Request("default", "flaky")}
+    errors = [r.getMessage() for r in caplog.records if "Reconciler error" in r.getMessage()]
+    assert len(errors) == 2 and "controller=flaky key=default/flaky (retry 1" in errors[0]
+    assert "RuntimeError: not yet" in errors[0]
+
+
+@pytest.mark.integration
+def test_requeue_after_reconciles_again_later(factory: InformerFactory) -> None:
+    ObjectClient(factory.api_client).create(configmap("periodic"))
+    times: list[Request] = []
+
+    def reconcile(req: Request) -> Result:
+        times.append(req)
+        return Result(requeue_after=0.05)
+
+    controller = Controller("periodic", reconcile).watch(factory.for_kind("v1", "ConfigMap"))
+    stop, thread = _run(controller, factory)
+    try:
+        wait_for(lambda: len(times) >= 3, what="requeued reconciles")
+    finally:
+        stop.set()
+        thread.join(10)
+        factory.join(10)
+
+
+@pytest.mark.unit
+def test_predicates_pass_creates_and_deletes_and_filter_updates() -> None:
+    old = {"metadata": {"generation": 1, "labels": {"a": "1"}}}
+    same = {"metadata": {"generation": 1, "labels": {"a": "2"}}}
+    bumped = {"metadata": {"generation": 2, "labels": {"a": "1"}}}
+    assert generation_changed(Event("ADDED", old)) and generation_changed(Event("DELETED", old))
+    assert not generation_changed(Event("MODIFIED", same, old))
+    assert generation_changed(Event("MODIFIED", bumped, old))
+    assert labels_changed(Event("MODIFIED", same, old)) and not labels_changed(Event("MODIFIED", bumped, old))
+
+
+@pytest.mark.unit
+def test_owners_are_matched_by_group_and_kind_and_controller_only_by_default() -> None:
+    rs = {"metadata": {"namespace": "ns", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True},
+        {"apiVersion": "apps/v1beta2", "kind": "Deployment", "name": "old-version"},
+        {"apiVersion": "example.com/v1", "kind": "Deployment", "name": "other-group", "controller": True},
+    ]}}
+    assert list(enqueue_owner("apps/v1", "Deployment")(rs)) == [Request("ns", "web")]
+    assert list(enqueue_owner("apps/v1", "Deployment", only_controller=False)(rs)) == [
+        Request("ns", "web"), Request("ns", "old-version")]
+
+
+@pytest.mark.unit
+def test_a_controller_needs_a_worker() -> None:
+    with pytest.raises(ValueError, match="max_concurrent_reconciles must be at least 1"):
+        Controller("none", lambda req: None, max_concurrent_reconciles=0)

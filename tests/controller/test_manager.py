@@ -1,0 +1,130 @@
+"""The Manager: caches synced before anything runs, leader-only work gated and fenced, clean stops."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from componentbase.client import NotLeader, ObjectClient
+from componentbase.componentconfig import LeaderElectionConfiguration
+from componentbase.controller import Manager, Request
+from componentbase.testing import LoopbackAPIServer
+from componentbase.util import Duration
+from tests.controller.helpers import configmap, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def _election(**kw: Any) -> LeaderElectionConfiguration:
+    return LeaderElectionConfiguration(leader_elect=True, resource_name="mgr-test", resource_namespace="default",
+                                       lease_duration=Duration("1s"), renew_deadline=Duration("600ms"),
+                                       retry_period=Duration("100ms"), **kw)
+
+
+def _start(mgr: Manager) -> tuple[threading.Event, threading.Thread, list[int]]:
+    stop = threading.Event()
+    code: list[int] = []
+    thread = threading.Thread(target=lambda: code.append(mgr.run(stop)))
+    thread.start()
+    return stop, thread, code
+
+
+def test_without_election_controllers_run_after_the_sync_and_stop_returns_0(kube_apiserver: LoopbackAPIServer) -> None:
+    api = kube_apiserver.api_client()
+    ObjectClient(api).create(configmap("c1", hello="true"))
+    mgr = Manager(api)
+    cms = mgr.informer("v1", "ConfigMap", label_selector="hello=true")
+    synced_first: list[bool] = []
+
+    def reconcile(req: Request) -> None:
+        synced_first.append(cms.has_synced())
+        cm = cms.get(req.key)
+        if cm is not None and "greeting" not in (cm.get("data") or {}):
+            mgr.objects.patch(cm, {"data": {"greeting": f"hello, {req.name}"}})
+
+    mgr.controller("hello", reconcile).watch(cms)
+    stop, thread, code = _start(mgr)
+    wait_for(lambda: ObjectClient(api).get("v1", "ConfigMap", "c1", "default")["data"].get("greeting"),
+             what="the greeting")
+    assert mgr.is_leading() and mgr.client is api  # no election: not fenced, always leading
+    stop.set()
+    thread.join(10)
+    assert code == [0] and synced_first and all(synced_first)
+
+
+def test_a_runnable_that_raises_stops_the_manager_with_1(kube_apiserver: LoopbackAPIServer) -> None:
+    mgr = Manager(kube_apiserver.api_client())
+    others_stopped = threading.Event()
+
+    def broken(stop: threading.Event) -> None:
+        raise RuntimeError("boom")
+
+    def patient(stop: threading.Event) -> None:
+        stop.wait()
+        others_stopped.set()
+
+    mgr.add(broken)
+    mgr.add(patient, needs_leader=False)
+    _, thread, code = _start(mgr)
+    thread.join(10)
+    assert code == [1] and others_stopped.is_set()
+
+
+def test_a_fenced_client_refuses_writes_before_sending_them_and_still_reads(
+        kube_apiserver: LoopbackAPIServer) -> None:
+    mgr = Manager(kube_apiserver.api_client(), leader_election=_election())
+    mgr.fence.close_after(lambda: float("-inf"))  # not leading
+    core = client.CoreV1Api(mgr.client)
+    with pytest.raises(NotLeader, match=r"refused POST .*/configmaps: this replica is not the leader"):
+        core.create_namespaced_config_map("default", configmap("fenced"))
+    assert core.list_namespaced_config_map("default").items == []
+    assert ("POST", "configmaps") not in {(v, r) for v, r in kube_apiserver.request_counts()}
+
+
+def test_a_deposed_leader_still_working_sends_no_write_after_its_successor_took_over(
+        kube_apiserver: LoopbackAPIServer) -> None:
+    api = kube_apiserver.api_client()
+    ObjectClient(api).create(configmap("counter"))
+    accepted: dict[str, list[int]] = {"a": [], "b": []}
+    refused: list[str] = []
+
+    def writer(name: str, mgr: Manager, busy_for: float) -> Any:
+        """Writes every 20 ms; ``busy_for`` seconds of work in hand that does not look at ``stop``."""
+        def run(stop: threading.Event) -> None:
+            objects = ObjectClient(mgr.client, mgr.cache.mapper)
+            until = time.monotonic() + busy_for
+            while not stop.wait(0.02) or time.monotonic() < until:
+                try:
+                    done = objects.patch(configmap("counter"), {"data": {"writer": name}})
+                except NotLeader:
+                    refused.append(name)
+                    continue
+                accepted[name].append(int(done["metadata"]["resourceVersion"]))
+        return run
+
+    a = Manager(api, leader_election=_election(), identity="a")
+    a.add(writer("a", a, busy_for=4.0))
+    stop_a, thread_a, code_a = _start(a)
+    wait_for(lambda: accepted["a"], what="the first leader's writes")
+    b = Manager(api, leader_election=_election(), identity="b")
+    b.add(writer("b", b, busy_for=0.0))
+    stop_b, thread_b, code_b = _start(b)
+    time.sleep(0.3)  # b is a standby with a synced cache
+    kube_apiserver.faults.set(verbs=("update",), resources=("leases",), error_rate=1.0)  # no renewal gets through
+    wait_for(lambda: "a" in refused, what="the first leader's writes to be refused at its renew deadline")
+    kube_apiserver.faults.clear()  # b may take the lease once it expires; a is still busy writing
+    try:
+        wait_for(lambda: len(accepted["b"]) >= 5, what="the successor's writes")
+        thread_a.join(10)
+    finally:
+        stop_a.set()
+        stop_b.set()
+        thread_a.join(10)
+        thread_b.join(10)
+    assert code_a == [1], "a leader that lost its lease exits non-zero"
+    assert code_b == [0]
+    assert max(accepted["a"]) < min(accepted["b"]), "no write of the deposed leader after its successor's first"
