@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from componentbase.controller._handlers import enqueue_object
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result
 from componentbase.informers import SharedInformer, deleted_object
+from componentbase.metrics import Metrics
 from componentbase.workqueue import RateLimiter, RateLimitingQueue, ShutDown, default_controller_rate_limiter
 
 __all__ = ["Controller"]
@@ -42,13 +43,16 @@ class Controller:
     """
 
     def __init__(self, name: str, reconcile: Reconciler, *, max_concurrent_reconciles: int = 1,
-                 rate_limiter: RateLimiter | None = None, needs_leader: bool = True) -> None:
+                 rate_limiter: RateLimiter | None = None, needs_leader: bool = True,
+                 metrics: Metrics | None = None) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError(f"controller {name}: max_concurrent_reconciles must be at least 1")
         self.name = name
         self.reconcile = reconcile
         self.max_concurrent_reconciles = max_concurrent_reconciles
         self.needs_leader = needs_leader
+        #: Where reconciles are counted (controller-runtime's metric names); the manager sets its own.
+        self.metrics = metrics
         self._rate_limiter = rate_limiter
         self._watches: list[_Watch] = []
         self._lock = threading.Lock()
@@ -88,6 +92,8 @@ class Controller:
             for obj in w.informer.list():
                 for req in w.requests(Event("ADDED", obj)):
                     queue.add(req)
+        if self.metrics is not None:
+            self.metrics.controller_started(self.name, self.max_concurrent_reconciles)
         workers = [threading.Thread(target=self._work, args=(queue,), name=f"{self.name}-reconcile-{i}")
                    for i in range(self.max_concurrent_reconciles)]
         for t in workers:
@@ -115,19 +121,24 @@ class Controller:
     def _reconcile(self, queue: RateLimitingQueue[Request], req: Request) -> None:
         start = time.monotonic()
         try:
-            result = self.reconcile(req)
+            result = self.reconcile(req) or Result()
         except Exception as err:
             log.error("Reconciler error controller=%s key=%s (retry %d, after %.3fs): %s: %s", self.name, req,
                       queue.num_requeues(req) + 1, time.monotonic() - start, type(err).__name__, err)
             queue.add_rate_limited(req)
+            self._observe("error", start)
             return
-        if result is None:
-            result = Result()
         if result.requeue_after > 0:
             queue.forget(req)
             queue.add_after(req, result.requeue_after)
+            self._observe("requeue_after", start)
         elif result.requeue:
             queue.add_rate_limited(req)
+            self._observe("requeue", start)
         else:
             queue.forget(req)
+            self._observe("success", start)
 
+    def _observe(self, result: str, start: float) -> None:
+        if self.metrics is not None:
+            self.metrics.observe_reconcile(self.name, result, time.monotonic() - start)

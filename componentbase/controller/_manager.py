@@ -123,6 +123,7 @@ class Manager:
 
     def controller(self, name: str, reconcile: Reconciler, **kw: Any) -> Controller:
         """A new ``Controller`` added to this manager; chain ``.watch(informer)`` on it."""
+        kw.setdefault("metrics", self.metrics)
         c = Controller(name, reconcile, **kw)
         self.add(c)
         return c

@@ -27,6 +27,11 @@ UNEXPECTED = "unexpected"
 #: client-go's buckets for request latency, in seconds.
 _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
+#: controller-runtime's buckets for reconcile time, in seconds.
+_RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
+                      0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30,
+                      40, 50, 60)
+
 _BY_CLIENT: weakref.WeakKeyDictionary[Any, Metrics] = weakref.WeakKeyDictionary()
 _BY_CLIENT_LOCK = threading.Lock()
 
@@ -63,6 +68,17 @@ class Metrics:
         self._requests = self._maybe(Counter, "rest_client_requests",
                                      "Number of HTTP requests, partitioned by status code, method, and host.",
                                      ["code", "method", "host"], public_name="rest_client_requests_total")
+        self._reconciles = self._maybe(Counter, "controller_runtime_reconcile",
+                                       "Total number of reconciliations per controller", ["controller", "result"],
+                                       public_name="controller_runtime_reconcile_total")
+        self._reconcile_errors = self._maybe(Counter, "controller_runtime_reconcile_errors",
+                                             "Total number of reconciliation errors per controller", ["controller"],
+                                             public_name="controller_runtime_reconcile_errors_total")
+        self._reconcile_time = self._maybe(Histogram, "controller_runtime_reconcile_time_seconds",
+                                           "Length of time per reconciliation per controller", ["controller"],
+                                           buckets=_RECONCILE_BUCKETS)
+        self._max_reconciles = self._maybe(Gauge, "controller_runtime_max_concurrent_reconciles",
+                                           "Maximum number of concurrent reconciles per controller", ["controller"])
         build = self._maybe(Gauge, "kubernetes_build_info",
                             "A metric with a constant '1' value labeled by major, minor, git version, git commit, "
                             "git tree state, build date, Python version, compiler, and platform on which this "
@@ -100,6 +116,25 @@ class Metrics:
             m = "rest_client_requests_total"
             self._requests.labels(self._label(m, "code", code), self._label(m, "method", method),
                                   self._label(m, "host", host)).inc()
+
+    def observe_reconcile(self, controller: str, result: str, seconds: float) -> None:
+        """One reconcile of ``controller``: ``result`` is success, error, requeue or requeue_after."""
+        if self._reconciles is not None:
+            self._reconciles.labels(controller, result).inc()
+        if result == "error" and self._reconcile_errors is not None:
+            self._reconcile_errors.labels(controller).inc()
+        if self._reconcile_time is not None:
+            self._reconcile_time.labels(controller).observe(seconds)
+
+    def controller_started(self, controller: str, max_concurrent_reconciles: int) -> None:
+        """Report a controller's worker count, and start its counters at zero as controller-runtime does."""
+        if self._max_reconciles is not None:
+            self._max_reconciles.labels(controller).set(max_concurrent_reconciles)
+        if self._reconciles is not None:
+            for result in ("success", "error", "requeue", "requeue_after"):
+                self._reconciles.labels(controller, result)
+        if self._reconcile_errors is not None:
+            self._reconcile_errors.labels(controller)
 
     def track(self, api_client: Any) -> None:
         """Count the requests :func:`observe_request` sees on ``api_client`` in these metrics."""

@@ -133,3 +133,34 @@ def test_owners_are_matched_by_group_and_kind_and_controller_only_by_default() -
 def test_a_controller_needs_a_worker() -> None:
     with pytest.raises(ValueError, match="max_concurrent_reconciles must be at least 1"):
         Controller("none", lambda req: None, max_concurrent_reconciles=0)
+
+
+@pytest.mark.integration
+def test_reconciles_are_counted_with_controller_runtimes_metric_names(factory: InformerFactory) -> None:
+    from componentbase.metrics import Metrics
+
+    ObjectClient(factory.api_client).create(configmap("m1"))
+    metrics = Metrics(process_metrics=False)
+    calls: list[Request] = []
+
+    def reconcile(req: Request) -> None:
+        calls.append(req)
+        if len(calls) == 1:
+            raise RuntimeError("first time fails")
+
+    controller = Controller("counted", reconcile, metrics=metrics,
+                            rate_limiter=ItemExponentialFailureRateLimiter(0.01, 1.0)).watch(
+        factory.for_kind("v1", "ConfigMap"))
+    stop, thread = _run(controller, factory)
+    try:
+        wait_for(lambda: len(calls) >= 2, what="the retry")
+    finally:
+        stop.set()
+        thread.join(10)
+        factory.join(10)
+    text = metrics.render().decode()
+    assert 'controller_runtime_reconcile_total{controller="counted",result="error"} 1.0' in text
+    assert 'controller_runtime_reconcile_total{controller="counted",result="success"} 1.0' in text
+    assert 'controller_runtime_reconcile_errors_total{controller="counted"} 1.0' in text
+    assert 'controller_runtime_reconcile_time_seconds_count{controller="counted"} 2.0' in text
+    assert 'controller_runtime_max_concurrent_reconciles{controller="counted"} 1.0' in text
