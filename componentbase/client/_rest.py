@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -155,9 +155,12 @@ class ObjectClient:
     plain dicts. Errors are the official client's ``ApiException``.
     """
 
-    def __init__(self, api_client: Any, mapper: RESTMapper | None = None) -> None:
+    def __init__(self, api_client: Any, mapper: RESTMapper | None = None,
+                 on_write: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.api_client = api_client
         self.mapper = mapper or RESTMapper(api_client)
+        #: Called with each object a create or patch returns (the Manager's read-your-own-writes).
+        self.on_write = on_write
 
     def _call(self, method: str, obj: dict[str, Any], *, name: bool, subresource: str = "", body: Any = None,
               content_type: str = "application/json", query: Iterable[tuple[str, Any]] = ()) -> Any:
@@ -174,12 +177,17 @@ class ObjectClient:
 
     def create(self, obj: dict[str, Any]) -> Any:
         """Create ``obj``; the created object."""
-        return self._call("POST", obj, name=False, body=obj)
+        return self._wrote(self._call("POST", obj, name=False, body=obj))
 
     def patch(self, obj: dict[str, Any], patch: dict[str, Any], *, subresource: str = "") -> Any:
         """A JSON merge patch of ``obj`` (or of its ``subresource``, such as ``status``); the patched object."""
-        return self._call("PATCH", obj, name=True, subresource=subresource, body=patch,
-                          content_type="application/merge-patch+json")
+        return self._wrote(self._call("PATCH", obj, name=True, subresource=subresource, body=patch,
+                                      content_type="application/merge-patch+json"))
+
+    def _wrote(self, answer: Any) -> Any:
+        if self.on_write is not None and isinstance(answer, dict):
+            self.on_write(answer)
+        return answer
 
     def delete(self, obj: dict[str, Any], *, propagation_policy: str = "") -> Any:
         """Delete ``obj``; the server's answer (the object while it finalizes, or a Status)."""

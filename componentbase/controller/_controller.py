@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from componentbase.controller._handlers import enqueue_object
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result
+from componentbase.controller._writes import WriteTracker
 from componentbase.informers import SharedInformer, deleted_object
 from componentbase.metrics import Metrics
 from componentbase.workqueue import RateLimiter, RateLimitingQueue, ShutDown, default_controller_rate_limiter
@@ -44,7 +45,8 @@ class Controller:
 
     def __init__(self, name: str, reconcile: Reconciler, *, max_concurrent_reconciles: int = 1,
                  rate_limiter: RateLimiter | None = None, needs_leader: bool = True,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, writes: WriteTracker | None = None,
+                 read_your_writes_timeout: float = 5.0) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError(f"controller {name}: max_concurrent_reconciles must be at least 1")
         self.name = name
@@ -53,6 +55,9 @@ class Controller:
         self.needs_leader = needs_leader
         #: Where reconciles are counted (controller-runtime's metric names); the manager sets its own.
         self.metrics = metrics
+        #: This process's writes not yet in the cache; a reconcile of such an object waits for it first.
+        self.writes = writes
+        self.read_your_writes_timeout = read_your_writes_timeout
         self._rate_limiter = rate_limiter
         self._watches: list[_Watch] = []
         self._lock = threading.Lock()
@@ -118,7 +123,16 @@ class Controller:
             finally:
                 queue.done(req)
 
+    def _wait_for_own_write(self, req: Request) -> None:
+        if self.writes is None or not self._watches:
+            return
+        cached = self._watches[0].informer.get(req.key)
+        if cached is not None and not self.writes.wait(cached, self.read_your_writes_timeout):
+            log.info("controller=%s key=%s: own write not seen in the cache after %gs; reconciling anyway",
+                     self.name, req, self.read_your_writes_timeout)
+
     def _reconcile(self, queue: RateLimitingQueue[Request], req: Request) -> None:
+        self._wait_for_own_write(req)
         start = time.monotonic()
         try:
             result = self.reconcile(req) or Result()

@@ -19,7 +19,8 @@ from componentbase.client import Fence, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.controller._controller import Controller
 from componentbase.controller._types import Reconciler
-from componentbase.informers import InformerFactory, SharedInformer
+from componentbase.controller._writes import WriteTracker
+from componentbase.informers import InformerFactory, SharedInformer, deleted_object
 
 __all__ = ["Manager", "Runnable"]
 
@@ -103,7 +104,9 @@ class Manager:
             if metrics is not None:
                 metrics.track(self.client)
         #: Any object by its apiVersion and kind, through ``client``: ``mgr.objects.patch(obj, {...})``.
-        self.objects = ObjectClient(self.client, self.cache.mapper)
+        self.writes = WriteTracker()
+        self.objects = ObjectClient(self.client, self.cache.mapper, on_write=self.writes.wrote)
+        self._tracked: set[int] = set()
         self._runnables: list[tuple[Runnable, bool]] = []
         self._failed = threading.Event()
         self._leading = threading.Event()
@@ -118,12 +121,24 @@ class Manager:
     def informer(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "",
                  field_selector: str = "") -> SharedInformer:
         """The shared informer of any served kind; the manager starts it and waits for its sync."""
-        return self.cache.for_kind(api_version, kind, namespace, label_selector=label_selector,
-                                   field_selector=field_selector)
+        informer = self.cache.for_kind(api_version, kind, namespace, label_selector=label_selector,
+                                       field_selector=field_selector)
+        if id(informer) not in self._tracked:
+            self._tracked.add(id(informer))
+            informer.add_event_handler(on_add=self.writes.seen, on_update=lambda old, new: self.writes.seen(new),
+                                       on_delete=lambda obj: self.writes.forget(deleted_object(obj)))
+        return informer
 
-    def controller(self, name: str, reconcile: Reconciler, **kw: Any) -> Controller:
-        """A new ``Controller`` added to this manager; chain ``.watch(informer)`` on it."""
+    def controller(self, name: str, reconcile: Reconciler, *, read_your_writes: bool = True,
+                   **kw: Any) -> Controller:
+        """A new ``Controller`` added to this manager; chain ``.watch(informer)`` on it.
+
+        With ``read_your_writes`` (the default), a reconcile of an object written through ``objects`` waits
+        (bounded) until the cache shows that write.
+        """
         kw.setdefault("metrics", self.metrics)
+        if read_your_writes:
+            kw.setdefault("writes", self.writes)
         c = Controller(name, reconcile, **kw)
         self.add(c)
         return c

@@ -11,9 +11,10 @@ from kubernetes import client
 
 from componentbase.client import NotLeader, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
-from componentbase.controller import Manager, Request
+from componentbase.controller import Manager, Request, Result
 from componentbase.testing import LoopbackAPIServer
 from componentbase.util import Duration
+from componentbase.workqueue import ItemExponentialFailureRateLimiter
 from tests.controller.helpers import configmap, wait_for
 
 pytestmark = pytest.mark.integration
@@ -128,3 +129,44 @@ def test_a_deposed_leader_still_working_sends_no_write_after_its_successor_took_
     assert code_a == [1], "a leader that lost its lease exits non-zero"
     assert code_b == [0]
     assert max(accepted["a"]) < min(accepted["b"]), "no write of the deposed leader after its successor's first"
+
+
+@pytest.mark.parametrize("read_your_writes", [True, False])
+def test_a_reconcile_right_after_its_own_write_sees_that_write_when_asked_to(
+        kube_apiserver: LoopbackAPIServer, read_your_writes: bool) -> None:
+    api = kube_apiserver.api_client()
+    ObjectClient(api).create(configmap("counter"))
+    mgr = Manager(api)
+    cms = mgr.informer("v1", "ConfigMap")
+    go = threading.Event()
+    seen: list[int] = []
+
+    def reconcile(req: Request) -> Result | None:
+        cm = cms.get(req.key)
+        if cm is None or not go.is_set():
+            return Result(requeue_after=0.01)
+        n = int((cm.get("data") or {}).get("n", "0"))
+        seen.append(n)
+        if n >= 5:
+            return None
+        mgr.objects.patch(cm, {"data": {"n": str(n + 1)}})
+        return Result(requeue=True)  # at once, while the watch is held back
+
+    mgr.controller("count", reconcile, read_your_writes=read_your_writes,
+                   rate_limiter=ItemExponentialFailureRateLimiter(0.001, 0.001)).watch(cms)
+    stop, thread, _ = _start(mgr)
+    try:
+        wait_for(cms.has_synced, what="the cache")
+        kube_apiserver.faults.set(verbs=("watch",), stall=30.0)  # the cache stops hearing of changes
+        kube_apiserver.faults.close_watches()
+        go.set()
+        time.sleep(0.5)
+        kube_apiserver.faults.clear()
+        wait_for(lambda: 5 in seen, what="the count to reach 5")
+    finally:
+        stop.set()
+        thread.join(10)
+    if read_your_writes:
+        assert seen[:6] == [0, 1, 2, 3, 4, 5], "each reconcile waited for the previous one's write"
+    else:
+        assert seen.count(0) > 1, "without it the stale cache is read again (this test's premise)"
