@@ -21,7 +21,7 @@ from componentbase.client._errors import (
     status_reason,
 )
 from componentbase.client._fastcall import (
-    unvalidated,
+    request,
 )
 from componentbase.client._metrics import (
     RequestObservation,
@@ -42,7 +42,6 @@ __all__ = [
     "NotPortable",
     "RequestObservation",
     "ThrottledTimeout",
-    "api_client",
     "api_client_of",
     "describe",
     "describe_client",
@@ -52,7 +51,7 @@ __all__ = [
     "json_body",
     "new_api_client",
     "observe_request",
+    "request",
     "status_of",
     "status_reason",
-    "unvalidated",
 ]
