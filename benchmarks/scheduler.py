@@ -118,26 +118,23 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
             ) -> tuple[float, float, float]:
     """Binding POSTs per second from one thread and from ``parallelism`` threads, with the scheduler's client;
     and binding+Event POST pairs per second from one thread (the API work each scheduled pod needs)."""
-    from kubernetes.client import CoreV1Api
-
     import componentbase
 
     cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig, qps=-1)  # as end_to_end's config
     api = componentbase.new_api_client(cc, pool_maxsize=parallelism + 8)  # as SchedulerOptions.connect
-    v1: Any = CoreV1Api(api)
     _raw(conn, "POST", "/api/v1/namespaces", {"metadata": {"name": "ceiling"}})
     names = [f"c-{i}" for i in range(3 * binds)]
     for name in names:
         _raw(conn, "POST", "/api/v1/namespaces/ceiling/pods",
              {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
 
-    # The same call the scheduler's binder makes (componentbase.client.unvalidated), so the ceiling is like-for-like.
-    create_binding = componentbase.client.unvalidated(v1.create_namespaced_pod_binding)
 
     def bind(name: str) -> None:
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": "ceiling"},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": "nowhere"}}  # counts on no real node
-        resp = create_binding(name, "ceiling", body, _preload_content=False)
+        # The same call the scheduler's binder makes, so the ceiling is like-for-like.
+        resp = componentbase.client.request(api, "POST", "/api/v1/namespaces/{namespace}/pods/{name}/binding",
+                                            path_params={"namespace": "ceiling", "name": name}, body=body)
         resp.read()
         if resp.status != 201:
             raise RuntimeError(f"binding {name}: {resp.status}")
@@ -148,7 +145,8 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
                  "involvedObject": {"kind": "Pod", "namespace": "ceiling", "name": name}, "reason": "Scheduled",
                  "message": f"Successfully assigned ceiling/{name} to nowhere", "count": 1,
                  "source": {"component": "default-scheduler"}, "reportingComponent": "default-scheduler"}
-        v1.create_namespaced_event("ceiling", event, _preload_content=False).read()
+        componentbase.client.request(api, "POST", "/api/v1/namespaces/{namespace}/events",
+                                     path_params={"namespace": "ceiling"}, body=event).read()
 
     one = _threads(1, names[:binds], bind)
     many = _threads(parallelism, names[binds:2 * binds], bind)

@@ -113,13 +113,9 @@ def _fan_out(fn: Any, n: int, workers: int) -> None:
 
 def baseline(api: Any, n: int, workers: int, node: str, cpu: CPUMeter) -> Run:
     """Raw status writes: what the mock's pods would be written, straight from the client."""
-    from kubernetes import client
+    # The same call the pod controller makes (componentbase.client.request), so the baseline is like-for-like.
+    from componentbase.client import request
 
-    core = client.CoreV1Api(api)
-    # The same call the pod controller makes (componentbase.client.unvalidated), so the baseline is like-for-like.
-    from componentbase.client import unvalidated
-
-    patch_status = unvalidated(core.patch_namespaced_pod_status)
     create_pods(api, node, n, workers)
     stamp = "2024-01-01T00:00:00Z"
 
@@ -131,8 +127,9 @@ def baseline(api: Any, n: int, workers: int, node: str, cpu: CPUMeter) -> Run:
                                          "started": True, "restartCount": 0,
                                          "state": {"running": {"startedAt": stamp}}}]}
         # Read the answer, as the pod controller does: an unread raw response keeps its connection.
-        patch_status(f"{node}-{i}", "default", {"status": status},
-                     _content_type="application/merge-patch+json", _preload_content=False).read()
+        request(api, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
+                path_params={"namespace": "default", "name": f"{node}-{i}"}, body={"status": status},
+                content_type="application/merge-patch+json").read()
 
     before, start = cpu(), time.perf_counter()
     _fan_out(write, n, workers)

@@ -1,4 +1,4 @@
-"""``componentbase.client.unvalidated``: the generated client methods without pydantic's argument validation."""
+"""``componentbase.client.request``: a call with a dict body, without the generated methods' pydantic validation."""
 
 from __future__ import annotations
 
@@ -8,29 +8,64 @@ import pytest
 from kubernetes import client
 
 import componentbase
+from componentbase.client import request
+from componentbase.testing import LoopbackAPIServer
+
+CONFIG_MAPS = "/api/v1/namespaces/{namespace}/configmaps"
+CONFIG_MAP = "/api/v1/namespaces/{namespace}/configmaps/{name}"
 
 
-def test_the_same_call_sends_the_dict_as_built(kube_client: client.ApiClient) -> None:
-    core = client.CoreV1Api(kube_client)
-    create = componentbase.client.unvalidated(core.create_namespaced_config_map)
-    assert create is not core.create_namespaced_config_map
-    resp = create("default", {"metadata": {"name": "cm"}, "data": {"k": "v"}}, _preload_content=False)
+def read(core: client.CoreV1Api, name: str) -> dict[str, str]:
+    data: dict[str, str] = json.loads(core.read_namespaced_config_map(name, "default", _preload_content=False).data)
+    return data
+
+
+def test_the_dict_is_sent_as_built(kube_client: client.ApiClient) -> None:
+    resp = request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
+                   body={"metadata": {"name": "cm"}, "data": {"k": "v"}})
     assert resp.status == 201
-    got = json.loads(core.read_namespaced_config_map("cm", "default", _preload_content=False).data)
-    assert got["data"] == {"k": "v"}
+    assert json.loads(resp.read())["metadata"]["name"] == "cm"
+    assert read(client.CoreV1Api(kube_client), "cm")["data"] == {"k": "v"}
 
 
-def test_refusals_raise_as_the_validated_method_does(kube_client: client.ApiClient) -> None:
+def test_refusals_raise_what_the_generated_method_raises(kube_client: client.ApiClient) -> None:
     core = client.CoreV1Api(kube_client)
-    create = componentbase.client.unvalidated(core.create_namespaced_config_map)
-    create("default", {"metadata": {"name": "cm"}}, _preload_content=False)
-    with pytest.raises(client.ApiException) as err:
-        create("default", {"metadata": {"name": "cm"}}, _preload_content=False)
-    assert err.value.status == 409
+    core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}}, _preload_content=False).read()
+    with pytest.raises(client.ApiException) as generated:
+        core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}}, _preload_content=False)
+    with pytest.raises(client.ApiException) as ours:
+        request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
+                body={"metadata": {"name": "cm"}})
+    assert type(ours.value) is type(generated.value)
+    assert ours.value.status == 409
+    assert json.loads(ours.value.body)["reason"] == "AlreadyExists"
 
 
-def test_anything_else_comes_back_as_it_is() -> None:
-    def plain(x: int) -> int:
-        return x
+def test_a_patch_merges_a_dict_and_applies_a_list(kube_client: client.ApiClient) -> None:
+    core = client.CoreV1Api(kube_client)
+    core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}, "data": {"a": "1"}},
+                                      _preload_content=False).read()
+    where = {"namespace": "default", "name": "cm"}
+    request(kube_client, "PATCH", CONFIG_MAP, path_params=where, body={"data": {"b": "2"}}).read()
+    assert read(core, "cm")["data"] == {"a": "1", "b": "2"}
+    request(kube_client, "PATCH", CONFIG_MAP, path_params=where,
+            body=[{"op": "remove", "path": "/data/a"}]).read()
+    assert read(core, "cm")["data"] == {"b": "2"}
 
-    assert componentbase.client.unvalidated(plain) is plain
+
+def test_names_in_the_path_are_quoted(kube_client: client.ApiClient) -> None:
+    request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
+            body={"metadata": {"name": "cm"}}).read()
+    found = request(kube_client, "GET", CONFIG_MAP, path_params={"namespace": "default", "name": "cm"})
+    assert json.loads(found.read())["metadata"]["name"] == "cm"
+    with pytest.raises(client.ApiException) as err:  # "cm?x" is a name, not "cm" and a query
+        request(kube_client, "GET", CONFIG_MAP, path_params={"namespace": "default", "name": "cm?x"})
+    assert err.value.status == 404
+
+
+def test_the_client_side_rate_limit_applies(kube_apiserver: LoopbackAPIServer) -> None:
+    cc = componentbase.ClientConnectionConfiguration(kubeconfig=kube_apiserver.kubeconfig_path, qps=0.001, burst=1)
+    with componentbase.new_api_client(cc) as api:
+        request(api, "GET", "/api/v1/namespaces", timeout=5).read()
+        with pytest.raises(componentbase.client.ThrottledTimeout):
+            request(api, "GET", "/api/v1/namespaces", timeout=5)

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 from typing import Any, TextIO
@@ -23,8 +24,10 @@ import pluggy
 from componentbase.app._componentoptions import ComponentOptions
 from componentbase.app._config import CompletedConfig
 from componentbase.app._options import Options
+from componentbase.app._run import run_component
 from componentbase.cli import Options as OptionGroup
 from componentbase.cli import _flags as cliflags
+from componentbase.client import ClientConfigError
 from componentbase.logs import (
     LogsOptions,
     V,
@@ -40,6 +43,9 @@ log = logging.getLogger("componentbase.cli")
 RunFunc = Callable[[CompletedConfig[Any], threading.Event], "int | None"]
 
 GLOBAL = "Global flags"
+
+#: How long ``main`` waits, once the component has stopped, for its threads to end before exiting without them.
+EXIT_GRACE = 5.0
 
 
 class _VersionFlag:
@@ -229,21 +235,40 @@ class Command:
         # collector's full passes, which otherwise walk it again and again on a busy component's hot path.
         gc.freeze()
         with _signals_set(stop):
-            from componentbase.app._run import run_component
-
             return run_component(completed, self.run, stop)
 
     def main(self, argv: Sequence[str] | None = None) -> None:
-        """Execute and exit with its code, like a Go ``main``: threads still running do not hold the process."""
+        """Execute and exit with its code, like a Go ``main``, once every thread has ended.
+
+        The library's threads end when the component stops. Only if some thread (the component's own, or a call
+        still blocked in the network) is alive ``EXIT_GRACE`` seconds later does the process end without it,
+        naming it: a daemon thread running while the interpreter shuts down can abort the process.
+        """
         code = self.execute(argv)
-        if threading.active_count() > 1:
-            # A call abandoned at its deadline may still be blocked; writing at interpreter shutdown from
-            # such a thread aborts the process, so end it here, as os.Exit ends a Go program.
+        alive = _join_threads(EXIT_GRACE)
+        if alive:
+            log.error("Threads still running %gs after stopping, exiting without them: %s", EXIT_GRACE,
+                      ", ".join(sorted(t.name for t in alive)))
             logging.shutdown()
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
         sys.exit(code)
+
+
+def _join_threads(timeout: float) -> list[threading.Thread]:
+    """Wait up to ``timeout`` seconds in all for every thread but this one to end; those still alive."""
+    deadline = time.monotonic() + timeout
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    alive = []
+    for thread in others:
+        try:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        except (AssertionError, RuntimeError):  # a thread ``threading`` did not start cannot be joined
+            continue
+        if thread.is_alive():
+            alive.append(thread)
+    return alive
 
 
 def _plugin_error(e: Exception) -> str:
@@ -258,8 +283,6 @@ def _plugin_name(plugin: object) -> str:
 
 
 def _is_user_error(e: Exception) -> bool:
-    from componentbase.client import ClientConfigError
-
     return isinstance(e, ClientConfigError | OSError | ValueError)
 
 
@@ -272,7 +295,7 @@ class _signals_set:
 
     def _handle(self, signum: int, frame: object) -> None:
         if self.stop.is_set():
-            os._exit(1)
+            os._exit(1)  # asked twice: exit now, without waiting for anything, as Go components do
         log.info("Received signal %s, shutting down", signal.Signals(signum).name)
         self.stop.set()
 

@@ -14,6 +14,7 @@ import attrs
 from componentbase.app._config import Config
 from componentbase.app._options import Options
 from componentbase.cli import flag
+from componentbase.client import new_api_client
 from componentbase.componentconfig._leaderelectionoptions import LeaderElectionOptions
 from componentbase.componentconfig._scheme import Scheme
 from componentbase.logs import LogsOptions
@@ -89,6 +90,4 @@ class ComponentOptions(Options):
         config.leader_election = getattr(cfg, "leader_election", None)
 
     def connect(self, config: Config) -> None:
-        from componentbase.client import new_api_client
-
         config.client = new_api_client(config.client_connection, config.master)

@@ -17,6 +17,7 @@ from componentbase.app._command import Command
 from componentbase.app._config import CompletedConfig, Config
 from componentbase.app._options import Options
 from componentbase.cli import flag
+from componentbase.client import new_api_client
 from componentbase.componentconfig import (
     ClientConnectionConfiguration,
     LeaderElectionConfiguration,
@@ -52,8 +53,6 @@ class ControllerOptions(Options):
         config.leader_election = self.leader_election.configuration
 
     def connect(self, config: Config) -> None:
-        from componentbase.client import new_api_client
-
         config.client = new_api_client(config.client_connection, config.master)
 
 
@@ -68,7 +67,7 @@ def controller_command(name: str, setup: Callable[[Any], None], *, short: str = 
     options = ControllerOptions(leader_election=LeaderElectionOptions(le))
 
     def run(completed: CompletedConfig[Any], stop: threading.Event) -> int:
-        from componentbase.controller import Manager
+        from componentbase.controller import Manager  # the runtime machinery: not on the --help path
 
         manager = Manager.from_config(completed)
         setup(manager)

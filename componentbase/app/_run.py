@@ -10,12 +10,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from componentbase.app._config import CompletedConfig
-
-if TYPE_CHECKING:
-    from componentbase.leaderelection import HealthzAdaptor
+from componentbase.leaderelection import (
+    HealthzAdaptor,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+)
+from componentbase.serving import start_serving
 
 __all__ = ["WorkFunc", "run_component"]
 
@@ -44,9 +48,6 @@ def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threadi
     watchdog = None
     server = None
     if config.secure_serving is not None:
-        from componentbase.leaderelection import HealthzAdaptor
-        from componentbase.serving._start import start_serving
-
         watchdog = HealthzAdaptor(_WATCHDOG_TIMEOUT) if leading else None
         info = config.secure_serving
         try:
@@ -69,12 +70,6 @@ def _exit_code(code: int | None) -> int:
 
 def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event,
                  watchdog: HealthzAdaptor | None = None) -> int:
-    from componentbase.leaderelection import (
-        LeaderCallbacks,
-        LeaderElectionConfig,
-        LeaderElector,
-    )
-
     config = completed.config
     elector_stop = threading.Event()
     returned: list[int | None] = []

@@ -21,7 +21,7 @@ from componentbase.client._errors import (
     status_reason,
 )
 from componentbase.client._fastcall import (
-    unvalidated,
+    request,
 )
 from componentbase.client._fence import (
     Fence,
@@ -38,7 +38,6 @@ from componentbase.client._rest import (
     ResourceMapping,
     RESTMapper,
     UnknownKind,
-    request,
 )
 from componentbase.client._spec import (
     ClientDescription,
@@ -59,7 +58,6 @@ __all__ = [
     "ResourceMapping",
     "ThrottledTimeout",
     "UnknownKind",
-    "api_client",
     "api_client_of",
     "describe",
     "describe_client",
@@ -72,5 +70,4 @@ __all__ = [
     "request",
     "status_of",
     "status_reason",
-    "unvalidated",
 ]

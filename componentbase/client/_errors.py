@@ -75,7 +75,7 @@ def status_reason(status: dict[str, Any]) -> str:
 
 def describe(exc: BaseException) -> CallFailure:
     """Summarise ``exc`` (an ``ApiException``, a urllib3 or socket error, a bad response) on one line."""
-    from kubernetes.client.exceptions import ApiException
+    from kubernetes.client.exceptions import ApiException  # slow import (~0.5 s): on first use, never for --help
 
     if isinstance(exc, ApiException):
         status = int(exc.status) if exc.status else None

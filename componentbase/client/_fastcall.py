@@ -1,25 +1,54 @@
-"""Generated API methods of the official client without pydantic's per-call argument validation.
+"""One API call with a body the component built itself, through the official client's public request API.
 
-``CoreV1Api.create_namespaced_event(ns, body_dict)`` first validates every argument with pydantic,
-building a ``CoreV1Event`` model from the dict and dumping it back: about 0.07 ms of a 0.35 ms call,
-per event or binding. A component that builds its bodies itself can call the same generated code
-(headers, auth, REST client, error handling all unchanged) without that step; the server still
-validates the body. The undecorated function is the one ``functools.wraps`` keeps as ``__wrapped__``;
-a client without it gets the method back as it is.
+The generated methods (``CoreV1Api(api).create_namespaced_event(ns, body)``) first validate every argument
+with pydantic, turning a dict body into a model and back: about 0.05-0.07 ms of a 0.45 ms call, per event,
+binding or status patch. :func:`request` skips that step and nothing else: it builds the request with the
+client's ``param_serialize`` (default headers, cookie, auth, path quoting) and sends it with ``call_api``
+(so a rate-limited client waits for its token), the same two public methods the generated code calls;
+a non-2xx answer raises the ``ApiException`` those methods raise. The server still validates the body.
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["unvalidated"]
+__all__ = ["request"]
+
+#: What a dict body of a PATCH means when no content type is given, as the generated patch methods send it.
+_STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+_JSON_PATCH = "application/json-patch+json"
 
 
-def unvalidated(method: Any) -> Any:
-    """``method`` (bound, e.g. ``CoreV1Api(api).create_namespaced_pod_binding``) minus argument validation."""
-    instance = getattr(method, "__self__", None)
-    raw = getattr(getattr(method, "__func__", None), "__wrapped__", None)
-    if instance is None or raw is None:
-        return method
-    return functools.partial(raw, instance)
+def request(
+    api_client: Any,
+    method: str,
+    path: str,
+    *,
+    path_params: Mapping[str, str] | None = None,
+    query: Sequence[tuple[str, str]] = (),
+    body: Any = None,
+    content_type: str | None = None,
+    timeout: float | tuple[float, float] | None = None,
+) -> Any:
+    """``method path`` (``"/api/v1/namespaces/{namespace}/events"`` with ``path_params``) on ``api_client``.
+
+    Returns the raw response, as a generated method with ``_preload_content=False`` does: ``read()`` it, so
+    its connection goes back to the pool. A PATCH with a dict body is a strategic merge patch, with a list a
+    JSON patch, unless ``content_type`` says otherwise. ``timeout`` is the client's ``_request_timeout``.
+    """
+    headers = {"Accept": "application/json"}
+    if content_type is None and method == "PATCH":
+        content_type = _JSON_PATCH if isinstance(body, list) else _STRATEGIC_MERGE
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    verb, url, header_params, payload, post = api_client.param_serialize(
+        method, path, path_params=dict(path_params or {}), query_params=list(query), header_params=headers,
+        body=body, auth_settings=["BearerToken"])
+    resp = api_client.call_api(verb, url, header_params, payload, post, _request_timeout=timeout)
+    if not 200 <= resp.status <= 299:
+        resp.read()
+        from kubernetes.client.exceptions import ApiException  # slow import, kept off this package's import
+
+        raise ApiException.from_response(http_resp=resp, body=None, data=None)
+    return resp.response

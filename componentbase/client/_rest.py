@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from componentbase.client._fastcall import request
+
 __all__ = ["RESTMapper", "ResourceMapping", "UnknownKind", "request"]
 
 
@@ -51,34 +53,6 @@ class ResourceMapping:
             if subresource:
                 base += f"/{subresource}"
         return base
-
-
-def request(api_client: Any, method: str, path: str, *, query: Iterable[tuple[str, Any]] = (),
-            body: Any = None, content_type: str = "application/json", timeout: Any = None) -> Any:
-    """One call to ``path`` through ``api_client``; the raw ``urllib3`` response, which the caller reads.
-
-    A status outside 2xx raises the official client's ``ApiException``, as its generated methods do with
-    ``_preload_content=False``.
-    """
-    from kubernetes.client.exceptions import ApiException
-
-    headers = {"Accept": "application/json"}
-    if body is not None:
-        headers["Content-Type"] = content_type
-    params = [(k, _query_value(v)) for k, v in query]
-    serialized = api_client.param_serialize(method=method, resource_path=path, query_params=params,
-                                            header_params=headers, body=body, auth_settings=["BearerToken"])
-    answer = api_client.call_api(*serialized, _request_timeout=timeout)
-    if not 200 <= answer.status <= 299:
-        answer.read()
-        raise ApiException.from_response(http_resp=answer, body=None, data=None)
-    return answer.response
-
-
-def _query_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _read_json(resp: Any) -> Any:
@@ -116,7 +90,7 @@ class RESTMapper:
                 self._by_gv.pop(api_version, None)
 
     def _discover(self, api_version: str) -> dict[str, ResourceMapping]:
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # slow import, kept off this package's import
 
         group, _, version = api_version.rpartition("/")
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
@@ -163,12 +137,12 @@ class ObjectClient:
         self.on_write = on_write
 
     def _call(self, method: str, obj: dict[str, Any], *, name: bool, subresource: str = "", body: Any = None,
-              content_type: str = "application/json", query: Iterable[tuple[str, Any]] = ()) -> Any:
+              content_type: str = "application/json", query: Iterable[tuple[str, str]] = ()) -> Any:
         mapping = self.mapper.mapping(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         meta = obj.get("metadata") or {}
         path = mapping.path(meta.get("namespace") or None, str(meta.get("name", "")) if name else "", subresource)
-        return _read_json(request(self.api_client, method, path, query=query, body=body,
-                                  content_type=content_type, timeout=60))
+        return _read_json(request(self.api_client, method, path, query=list(query), body=body,
+                                  content_type=content_type if body is not None else None, timeout=60))
 
     def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> Any:
         """The object as the server has it now."""

@@ -14,6 +14,7 @@ files) must stay readable while the other process runs.
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,7 @@ class ClientDescription:
 
     def new_api_client(self, pool_maxsize: int = 2) -> Any:
         """An official ``ApiClient`` for this description (imports ``kubernetes``)."""
-        from kubernetes import client
+        from kubernetes import client  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
 
         from componentbase.client import _throttled as throttledclient
 
@@ -75,7 +76,7 @@ class ClientDescription:
         c.retries = self.retries
         c.connection_pool_maxsize = pool_maxsize
         if self.token_file is not None:
-            hook: Any = _TokenFile(self.token_file)
+            hook: Any = TokenFile(self.token_file)
             c.refresh_api_key_hook = hook
         api = throttledclient.api_client(c, self.qps, self.burst)
         for name, value in self.default_headers.items():
@@ -84,16 +85,17 @@ class ClientDescription:
         return api
 
 
-class _TokenFile:
-    """A ``refresh_api_key_hook`` re-reading a service-account token, as the in-cluster loader's does."""
+class TokenFile:
+    """A ``refresh_api_key_hook`` re-reading a service-account token every minute, as the in-cluster loader's does.
+
+    ``new_api_client`` installs it for the in-cluster config, so ``describe_client`` knows the file to carry.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.read_at = 0.0
 
     def __call__(self, configuration: Any) -> None:
-        import time
-
         now = time.monotonic()
         if now - self.read_at < TOKEN_REFRESH_SECONDS:
             return
@@ -109,19 +111,29 @@ class _TokenFile:
 
 def _token_file(hook: Any) -> str | None:
     """The token file behind the client's refresh hook, None for a static token; NotPortable otherwise."""
-    from kubernetes.config.incluster_config import InClusterConfigLoader
+    if isinstance(hook, TokenFile):
+        return hook.path
+    # slow import (~0.5 s): on first use, never for --help
+    from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME, InClusterConfigLoader
     from kubernetes.config.kube_config import KubeConfigLoader
 
-    try:
-        owner = inspect.getclosurevars(hook).nonlocals.get("self")
-    except (TypeError, ValueError):
-        owner = None
-    if isinstance(owner, InClusterConfigLoader) and isinstance(getattr(owner, "_token_filename", None), str):
-        return str(owner._token_filename)
-    if isinstance(owner, KubeConfigLoader) and "expiry" not in owner.__dict__:
+    # A client built by the client's own loaders: their hook is a closure over the loader, and nothing public
+    # says whether it refreshes (the hook is undocumented upstream: kubernetes-client/python#1948,
+    # kubernetes-client/python-base#250). tests/test_client_spec.py fails if that shape changes.
+    owner = _loader_of(hook)
+    if isinstance(owner, InClusterConfigLoader):
+        return SERVICE_TOKEN_FILENAME  # the file load_incluster_config reads
+    if isinstance(owner, KubeConfigLoader) and getattr(owner, "expiry", None) is None:
         return None  # a token from the kubeconfig (or a plugin) that never expires: the hook changes nothing
     raise NotPortable("its credentials are refreshed in this process (an exec or auth-provider plugin with "
                       "expiring tokens, or a custom refresh_api_key_hook)")
+
+
+def _loader_of(hook: Any) -> object:
+    try:
+        return inspect.getclosurevars(hook).nonlocals.get("self")
+    except (TypeError, ValueError):
+        return None
 
 
 def describe_client(api_client: Any) -> ClientDescription:

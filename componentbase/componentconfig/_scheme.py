@@ -35,6 +35,7 @@ from componentbase.util._duration import (
     Duration,
     DurationError,
 )
+from componentbase.util._files import write_atomic
 from componentbase.util.field import AggregateError
 
 if TYPE_CHECKING:
@@ -212,8 +213,6 @@ class Scheme:
 
     def write_file(self, path: str | os.PathLike[str], obj: object) -> None:
         """Write ``encode(obj)`` so a reader never sees half a file."""
-        from componentbase.util._files import write_atomic
-
         write_atomic(path, self.encode(obj))
 
 
@@ -291,7 +290,7 @@ def _read(path: str) -> str:
 
 def _load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
     """The round-trip tree (it knows its line numbers) and the duplicate keys found on the way."""
-    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.constructor import DuplicateKeyError  # slow import: only when a config is read or written
 
     try:
         return _parse(text, source, allow_duplicates=False), []
@@ -302,7 +301,7 @@ def _load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
 
 
 def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # slow import: only when a config is read or written
     from ruamel.yaml.constructor import DuplicateKeyError
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -334,7 +333,7 @@ def _syntax_error(e: Any, source: str) -> LocatedError:
 
 
 def _duplicate_keys(text: str, source: str) -> list[LocatedError]:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # slow import: only when a config is read or written
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     problems: list[LocatedError] = []
@@ -362,7 +361,7 @@ def _duplicate_keys(text: str, source: str) -> list[LocatedError]:
 
 
 def _dump_yaml(data: Any) -> str:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # slow import: only when a config is read or written
 
     yaml = YAML(typ="rt")
     yaml.width = 4096  # never fold long strings: diffs of config files stay one line per field
@@ -546,7 +545,7 @@ def _structure_optional(conv: cattrs.Converter, value: Any, t: Any) -> Any:
 
 def _attrs_hook(conv: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
     """cattrs' generated structurer with wire names, behind a check that the value is a map at all."""
-    from cattrs.gen import make_dict_structure_fn, override
+    from cattrs.gen import make_dict_structure_fn, override  # slow import: only when a config is read or written
 
     attrs.resolve_types(cls)
     renames = {a.name: override(rename=json_name_of(a)) for a in attrs.fields(cls)}
@@ -562,7 +561,7 @@ def _attrs_hook(conv: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
 
 @functools.cache
 def _converter() -> cattrs.Converter:
-    import cattrs
+    import cattrs  # slow import: only when a config is read or written
 
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     # singledispatch picks these for subclasses too (IntEnum, Duration); _structure_scalar sorts them out.
@@ -588,7 +587,7 @@ def _structure(data: Any, cls: type[T], root: Any, source: str) -> tuple[T, list
 
 def _explain(exc: BaseException, segs: tuple[_Seg, ...]) -> Iterator[tuple[tuple[_Seg, ...], bool, str]]:
     """Walk cattrs' exception groups down to the leaves: (where, whether at the key, message)."""
-    from cattrs.errors import (
+    from cattrs.errors import (  # slow import: only when a config is read or written
         AttributeValidationNote,
         ClassValidationError,
         ForbiddenExtraKeysError,

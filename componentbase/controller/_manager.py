@@ -21,6 +21,7 @@ from componentbase.controller._controller import Controller
 from componentbase.controller._types import Reconciler
 from componentbase.controller._writes import WriteTracker
 from componentbase.informers import InformerFactory, SharedInformer, deleted_object
+from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
 
 __all__ = ["Manager", "Runnable"]
 
@@ -194,8 +195,6 @@ class Manager:
             group.join()
 
     def _campaign(self, stop: threading.Event) -> int:
-        from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
-
         assert self.leader_election is not None
         while True:
             led = threading.Event()

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from componentbase.client import NotPortable
+from componentbase.events._process import ProcessSender
 from componentbase.events._writer import (
     EventWriter,
     WriterSettings,
@@ -223,9 +225,6 @@ class EventBroadcaster:
 
     def _new_sender(self) -> Any:
         if self.sink == "process":
-            from componentbase.client._spec import NotPortable
-            from componentbase.events._process import ProcessSender
-
             try:
                 return ProcessSender(self.api_client, self.settings, self.queue_size, self._thread_sender)
             except (NotPortable, OSError) as err:

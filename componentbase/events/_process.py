@@ -31,17 +31,19 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
-from typing import Any, NoReturn
+from typing import Any
 
-from componentbase.client import RequestObservation
-from componentbase.client._spec import (
+from componentbase.client import (
     ClientDescription,
+    RequestObservation,
     describe_client,
+    host_of,
 )
 from componentbase.events._writer import (
     EventWriter,
     WriterSettings,
 )
+from componentbase.metrics import metrics_for
 
 __all__ = ["ProcessSender"]
 
@@ -162,9 +164,6 @@ class ProcessSender:
             self._sent = sent
             self._cond.notify_all()
         if calls:
-            from componentbase.client import host_of
-            from componentbase.metrics import metrics_for
-
             metrics = metrics_for(self.api_client)
             if metrics is not None:
                 host = host_of(self.api_client)
@@ -246,13 +245,17 @@ class _PipeLog(logging.Handler):
 
 
 def child_main() -> None:
-    """The event sender process: ``python -c ... <fd>``, the pipe's end being that descriptor."""
+    """The event sender process: ``python -c ... <fd>``, the pipe's end being that descriptor.
+
+    A fresh interpreter (not a fork), so it ends as any program does: its writer thread is told to stop
+    and joined, and only if a call is still blocked past the request timeout does it exit without it.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     conn = Connection(int(sys.argv[1]))
     try:
         description, settings, parent, level = pickle.loads(conn.recv_bytes())
     except (EOFError, OSError):
-        _exit(0)
+        sys.exit(0)
     lock = threading.Lock()
 
     def send(message: Any) -> None:
@@ -264,17 +267,17 @@ def child_main() -> None:
     logger.propagate = False
     logger.addHandler(_PipeLog(send))
     stopped = threading.Event()
-    inbox: queue.SimpleQueue[list[Item]] = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[list[Item] | None] = queue.SimpleQueue()
     try:
         api = description.new_api_client()
     except Exception as err:
         logger.error("event sender process: cannot build its client: %s", err)
-        _exit(1)
+        sys.exit(1)
     calls = _Calls()
     writer = EventWriter(api, settings, stopped, observe=calls.observe)
-    writer.prepare()
     send(("ready",))
-    threading.Thread(target=_write_loop, args=(inbox, writer, calls, send), daemon=True).start()
+    thread = threading.Thread(target=_write_loop, args=(inbox, writer, calls, send), name="event-sender-write")
+    thread.start()
     try:
         while os.getppid() == parent:
             if not conn.poll(_PARENT_CHECK_SECONDS):
@@ -285,17 +288,34 @@ def child_main() -> None:
             inbox.put(message[1])
     except (EOFError, OSError):
         pass
-    stopped.set()
-    _exit(0)
+    finally:
+        stopped.set()  # ends retries and the rest of a batch
+        inbox.put(None)
+        thread.join(settings.request_timeout + 1.0)  # a call in flight ends by its own timeout
+    if thread.is_alive():
+        logger.error("event sender process: %s still blocked %.0fs after stopping; exiting without it", thread.name,
+                     settings.request_timeout + 1.0)
+        sys.stderr.flush()
+        os._exit(0)
+    api.close()
+    conn.close()
 
 
-def _write_loop(inbox: queue.SimpleQueue[list[Item]], writer: EventWriter, calls: _Calls,
+def _write_loop(inbox: queue.SimpleQueue[list[Item] | None], writer: EventWriter, calls: _Calls,
                 send: Callable[[Any], None]) -> None:
+    """Write what arrives, in batches, until the ``None`` that ``child_main`` puts when it stops."""
     while True:
-        items = inbox.get()
+        first = inbox.get()
+        if first is None:
+            return
+        items, last = first, False
         with contextlib.suppress(queue.Empty):
-            while True:
-                items.extend(inbox.get_nowait())
+            while not last:
+                more = inbox.get_nowait()
+                if more is None:
+                    last = True
+                else:
+                    items.extend(more)
         try:
             writer.write_batch(items)
         except Exception as err:  # a bug here must not leave the parent waiting for these forever
@@ -304,10 +324,5 @@ def _write_loop(inbox: queue.SimpleQueue[list[Item]], writer: EventWriter, calls
             send(("done", len(items), writer.sent, calls.take()))
         except (OSError, ValueError):
             return
-
-
-def _exit(code: int) -> NoReturn:
-    """Leave at once: a request in flight on a daemon thread has nothing left to report to."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+        if last:
+            return

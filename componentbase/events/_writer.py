@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from componentbase.client._errors import describe
+from componentbase.client._fastcall import request
 from componentbase.client._metrics import observe_request
 from componentbase.logs import V
 
@@ -148,7 +149,6 @@ class EventWriter:
         self.correlator = Correlator(settings.max_similar, settings.aggregate_window, settings.spam_burst,
                                      settings.spam_qps)
         self.sent = 0  # Events created or patched on the server
-        self._api: Any = None
 
     def write_batch(self, items: list[tuple[float, dict[str, Any]]]) -> None:
         """Correlate in order; of several updates to one Event in a batch, only the last is written."""
@@ -194,30 +194,19 @@ class EventWriter:
                 if self.stopped.wait(delay):
                     return
 
-    def prepare(self) -> None:
-        """Import the client's API module now rather than on the first event (it takes a while)."""
-        self._core()
-
-    def _core(self) -> tuple[Any, Any]:
-        """(create, patch): our bodies are plain dicts we built, so no pydantic model per call."""
-        if self._api is None:
-            from kubernetes.client import CoreV1Api
-
-            from componentbase.client._fastcall import unvalidated
-
-            core = CoreV1Api(self.api_client)
-            self._api = (unvalidated(core.create_namespaced_event), unvalidated(core.patch_namespaced_event))
-        return self._api  # type: ignore[no-any-return]
-
     def _create(self, event: dict[str, Any]) -> None:
+        # Our bodies are plain dicts we built: ``request`` sends them without a pydantic model per call.
         with self.observe(self.api_client, "POST") as obs:
-            obs.response(self._core()[0](
-                event["metadata"]["namespace"], event, _preload_content=False,
-                _request_timeout=self.settings.request_timeout)).read()  # read: the connection goes back to the pool
+            obs.response(request(
+                self.api_client, "POST", "/api/v1/namespaces/{namespace}/events",
+                path_params={"namespace": event["metadata"]["namespace"]}, body=event,
+                timeout=self.settings.request_timeout)).read()  # read: the connection goes back to the pool
 
     def _patch(self, event: dict[str, Any]) -> None:
         body = {"count": event["count"], "lastTimestamp": event["lastTimestamp"], "message": event["message"]}
+        meta = event["metadata"]
         with self.observe(self.api_client, "PATCH") as obs:
-            obs.response(self._core()[1](
-                event["metadata"]["name"], event["metadata"]["namespace"], body, _preload_content=False,
-                _request_timeout=self.settings.request_timeout)).read()
+            obs.response(request(
+                self.api_client, "PATCH", "/api/v1/namespaces/{namespace}/events/{name}",
+                path_params={"namespace": meta["namespace"], "name": meta["name"]}, body=body,
+                timeout=self.settings.request_timeout)).read()

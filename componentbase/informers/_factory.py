@@ -47,7 +47,7 @@ RESOURCES: dict[str, ResourceAPI] = {
 def list_watch_for(api_client: Any, resource: str, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "") -> ListWatch:
     """A ``ListWatch`` for a resource named in ``RESOURCES``; ``namespace=None`` means all namespaces."""
-    from kubernetes import client
+    from kubernetes import client  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
 
     spec = RESOURCES.get(resource)
     if spec is None:

@@ -115,8 +115,14 @@ class PathList:
         self.path = path
 
     def __call__(self, *, _preload_content: bool = False, _request_timeout: Any = None, **kw: Any) -> Any:
-        query = [(self._QUERY[k], v) for k, v in kw.items() if v is not None]
+        query = [(self._QUERY[k], _query_value(v)) for k, v in kw.items() if v is not None]
         return request(self.api_client, "GET", self.path, query=query, timeout=_request_timeout)
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _resource_of(list_func: Callable[..., Any]) -> str:

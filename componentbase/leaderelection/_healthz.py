@@ -7,12 +7,15 @@ elector is attached later; until then, and while not the leader, the check passe
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from componentbase.leaderelection._elector import LeaderElector
+from typing import Protocol
 
 __all__ = ["HealthzAdaptor"]
+
+
+class _Elector(Protocol):
+    """What the check needs of a ``LeaderElector`` (a protocol: the elector's config names this adaptor)."""
+
+    def check(self, max_tolerable_expired: float) -> None: ...
 
 
 class HealthzAdaptor:
@@ -25,9 +28,9 @@ class HealthzAdaptor:
             raise ValueError("timeout must not be negative")
         self.timeout = timeout
         self._mu = threading.Lock()
-        self._elector: LeaderElector | None = None
+        self._elector: _Elector | None = None
 
-    def set_leader_election(self, elector: LeaderElector) -> None:
+    def set_leader_election(self, elector: _Elector) -> None:
         with self._mu:
             self._elector = elector
 

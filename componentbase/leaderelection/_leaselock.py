@@ -108,7 +108,7 @@ def _micro(t: dt.datetime | None) -> _MicroTime | None:
 
 
 def _translate(exc: Exception, what: str) -> LockError:
-    from kubernetes.client.exceptions import ApiException
+    from kubernetes.client.exceptions import ApiException  # slow import (~0.5 s): on first use, never for --help
 
     if isinstance(exc, LockError):
         return exc
@@ -147,7 +147,7 @@ class LeaseLock:
 
     def _coordination(self) -> Any:
         if self._api is None:
-            from kubernetes.client import CoordinationV1Api
+            from kubernetes.client import CoordinationV1Api  # slow import (~0.5 s): on first use, never for --help
 
             self._api = CoordinationV1Api(self._api_client)
         return self._api
@@ -173,7 +173,7 @@ class LeaseLock:
         return record_from_spec(lease.spec)
 
     def create(self, record: LeaderElectionRecord, timeout: float) -> None:
-        from kubernetes.client import V1Lease, V1ObjectMeta
+        from kubernetes.client import V1Lease, V1ObjectMeta  # slow import (~0.5 s): on first use, never for --help
 
         body = V1Lease(
             api_version="coordination.k8s.io/v1",
@@ -187,7 +187,7 @@ class LeaseLock:
         )
 
     def update(self, record: LeaderElectionRecord, timeout: float) -> None:
-        from kubernetes.client import V1Lease
+        from kubernetes.client import V1Lease  # slow import (~0.5 s): on first use, never for --help
 
         if self._lease is None:
             raise LockError("lease not initialized, call get or create first")
@@ -203,7 +203,7 @@ class LeaseLock:
 
     @staticmethod
     def _spec(record: LeaderElectionRecord) -> Any:
-        from kubernetes.client import V1LeaseSpec
+        from kubernetes.client import V1LeaseSpec  # slow import (~0.5 s): on first use, never for --help
 
         return V1LeaseSpec(
             holder_identity=record.holder_identity,

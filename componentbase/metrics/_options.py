@@ -18,6 +18,7 @@ from componentbase.cli._options import (
     Options,
     flag,
 )
+from componentbase.metrics._registry import Metrics
 from componentbase.util import version
 
 __all__ = ["SECTION", "STRING_TO_STRING", "MetricsOptions"]
@@ -107,7 +108,5 @@ class MetricsOptions(Options):
 
     def apply_to(self, config: Any) -> None:
         super().apply_to(config)
-        from componentbase.metrics import Metrics
-
         config.metrics = Metrics(disabled=self.disabled_metrics, allow_labels=self.allow_labels(),
                                  info=version.get(self.current_version or None))

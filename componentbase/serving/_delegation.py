@@ -44,7 +44,7 @@ def delegation_client(kubeconfig: str, flag: str, timeout: float) -> Any:
 
     Raise ValueError naming ``flag`` when a given kubeconfig cannot be used.
     """
-    from kubernetes import client, config
+    from kubernetes import client, config  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
     from kubernetes.config.config_exception import ConfigException
 
     configuration = client.Configuration()

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import ssl
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -26,9 +27,6 @@ from componentbase.serving._certs import (
     generate_self_signed,
     maybe_default_self_signed,
 )
-
-if TYPE_CHECKING:
-    import ssl
 
 __all__ = ["IP", "SecureServingInfo", "SecureServingOptions"]
 
@@ -136,8 +134,6 @@ class SecureServingOptions(Options):
             bind_address=self.bind_address or "0.0.0.0", port=self.bind_port, cert_pem=cert_pem, key_pem=key_pem,
             min_tls_version=self.tls_min_version, cipher_suites=tuple(self.tls_cipher_suites),
             shutdown_timeout=self.shutdown_timeout)
-        import ssl
-
         try:
             info.ssl_context()
         except ssl.SSLError as err:

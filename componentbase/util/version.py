@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import platform
 import sys
 from pathlib import Path
 
@@ -107,8 +108,6 @@ def _platform() -> str:
     if hasattr(os, "uname"):
         machine = os.uname().machine
     else:  # Windows
-        import platform
-
         machine = platform.machine()
     return f"{goos}/{_GOARCH.get(machine.lower(), machine.lower())}"
 

@@ -46,8 +46,6 @@ class APIBinder:
 
         self.api_client = api_client
         self.core: Any = CoreV1Api(api_client)  # Any: plain dict bodies, not models
-        # The binding we build needs no pydantic V1Binding per pod: ~0.07 ms of the scheduler's GIL each.
-        self._create_binding = componentbase.client.unvalidated(self.core.create_namespaced_pod_binding)
         self.request_timeout = request_timeout
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
@@ -56,10 +54,12 @@ class APIBinder:
                 "metadata": {"name": pod.name, "namespace": pod.namespace, **_uid(pod.pod)},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         try:
+            # The binding we build needs no pydantic V1Binding per pod: ~0.05 ms of the scheduler's GIL each.
             with observe_request(self.api_client, "POST") as obs:
-                obs.response(self._create_binding(
-                    pod.name, pod.namespace, body, _preload_content=False,
-                    _request_timeout=self.request_timeout)).read()
+                obs.response(componentbase.client.request(
+                    self.api_client, "POST", "/api/v1/namespaces/{namespace}/pods/{name}/binding",
+                    path_params={"namespace": pod.namespace, "name": pod.name}, body=body,
+                    timeout=self.request_timeout)).read()
         except Exception as err:  # ApiException, or a transport error: the binding cycle fails
             raise _message(err) from None
 

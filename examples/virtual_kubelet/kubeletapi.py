@@ -183,12 +183,12 @@ class KubeletAPI:
     # --- handlers -------------------------------------------------------------------------------
 
     def _health(self, kind: str, name: str, query: Mapping[str, list[str]]) -> Any:
-        from componentbase.serving import _healthz as healthz
+        from componentbase.serving import check_one, check_root
 
         if not name:
-            code, text = healthz.check_root(kind, self.checks, query)
+            code, text = check_root(kind, self.checks, query)
             return _text(code, text.rstrip("\n"))
-        found = healthz.check_one(self.checks, name)
+        found = check_one(self.checks, name)
         return _text(found[0], found[1].rstrip("\n")) if found is not None else _text(404, "404 page not found")
 
     def _logs(self, namespace: str, pod: str, container: str, query: Mapping[str, list[str]]) -> Any:

@@ -72,8 +72,6 @@ class PodController:
         from componentbase import workqueue
 
         self.api: Any = CoreV1Api(api_client)
-        # Status patches are dicts we build: no pydantic validation of them per pod.
-        self._patch_status = componentbase.client.unvalidated(self.api.patch_namespaced_pod_status)
         self.provider = provider
         self.pods = pods  # the SharedInformer of pods bound to this node
         self.recorder = recorder
@@ -315,10 +313,12 @@ class PodController:
         meta = pod.get("metadata") or {}
         try:
             # read(): a response left unread keeps its connection, so every write would open a new one.
-            self._patch_status(
-                meta.get("name"), meta.get("namespace"), podcompare.status_patch(pod, status),
-                _content_type="application/merge-patch+json", _preload_content=False,
-                _request_timeout=self.timings.request_timeout).read()
+            # Status patches are dicts we build: no pydantic validation of them per pod.
+            componentbase.client.request(
+                self.api.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
+                path_params={"namespace": meta.get("namespace", ""), "name": meta.get("name", "")},
+                body=podcompare.status_patch(pod, status), content_type="application/merge-patch+json",
+                timeout=self.timings.request_timeout).read()
         except Exception as err:
             if kubeapi.is_not_found(err):
                 return

@@ -1,0 +1,126 @@
+"""The layer contract of docs/architecture.md holds, and would catch a cycle or an upward import.
+
+The contracts live in pyproject.toml (``[tool.importlinter]``) and are checked by import-linter, whose
+graph (grimp) holds every import: at module level, inside functions and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: What a function-level import in the library may load lazily: packages slow to import that ``--help``,
+#: ``--version`` and config validation do not need (and the client module built on ``kubernetes``).
+# componentbase.controller: the informers, queues and elector it loads cost ~50 ms, kept off --help.
+LAZY = ("kubernetes", "prometheus_client", "cryptography", "ruamel", "cattrs", "componentbase.client._throttled",
+        "componentbase.controller")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the tree at ``root`` (its pyproject.toml), in a fresh interpreter that finds that tree."""
+    code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run([sys.executable, "-c", code, "--no-cache"], cwd=root, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)
+
+
+def test_the_layer_contracts_hold() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "BROKEN" not in result.stdout
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A copy of the package and its contracts, to break on purpose."""
+    shutil.copytree(ROOT / "componentbase", tmp_path / "componentbase",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+def test_a_cycle_through_a_function_level_import_breaks_the_contract(tree: Path) -> None:
+    _append(tree / "componentbase/util/_files.py", "\n\ndef _upward() -> None:\n    import componentbase.app\n")
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "Each package imports only the layers below it BROKEN" in result.stdout
+    assert "componentbase.util._files -> componentbase.app" in result.stdout
+
+
+def test_siblings_of_one_layer_must_not_know_each_other(tree: Path) -> None:
+    _append(tree / "componentbase/informers/_cache.py", "\nfrom componentbase import workqueue  # noqa\n")
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "componentbase.informers._cache -> componentbase.workqueue" in result.stdout
+
+
+def test_importing_the_root_package_from_inside_breaks_the_contract(tree: Path) -> None:
+    _append(tree / "componentbase/util/version.py", "\nimport componentbase  # noqa\n")
+    result = lint_imports(tree)
+    assert "No package imports the root package, which imports them all BROKEN" in result.stdout
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """(line, imported module, inside a function) for each import in ``path``."""
+    tree = ast.parse(path.read_text(), str(path))
+    nested = {id(node) for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+              for node in ast.walk(fn)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, id(node) in nested
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                yield node.lineno, f"{node.module}.{alias.name}", id(node) in nested
+
+
+def _private(module: str) -> bool:
+    return module.startswith("componentbase.") and any(p.startswith("_") and not p.startswith("__")
+                                                       for p in module.split("."))
+
+
+def test_examples_and_benchmarks_use_only_public_names() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line}: {module}"
+             for folder in ("examples", "benchmarks") for path in sorted((ROOT / folder).rglob("*.py"))
+             for line, module, _ in _imports(path) if _private(module)]
+    assert not found, "private componentbase modules imported:\n" + "\n".join(found)
+
+
+def _explained(lines: list[str], index: int) -> bool:
+    """A comment on the import, or on the group of imports it belongs to, or on the line above the group."""
+    while index >= 0:
+        text = lines[index].strip()
+        if "#" in text:
+            return True
+        if text and not text.startswith(("from ", "import ")):
+            return False
+        index -= 1
+    return False
+
+
+def test_lazy_imports_are_only_slow_packages_and_say_why() -> None:
+    """A function-level import hides a cycle or saves start-up time; only the latter is allowed, with a reason."""
+    found = []
+    for path in sorted((ROOT / "componentbase").rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for line, module, inside in _imports(path):
+            if not inside:
+                continue
+            slow = any(module == p or module.startswith(p + ".") for p in LAZY)
+            if not slow or not _explained(lines, line - 1):
+                found.append(f"{path.relative_to(ROOT)}:{line}: {module}" + ("" if slow else " (not slow)"))
+    assert not found, "function-level imports that are not slow packages with a comment saying why:\n" + "\n".join(
+        found)
