@@ -5,6 +5,8 @@ that bind these types to flags.
 
 from __future__ import annotations
 
+from componentbase.componentconfig._encode import to_dict, unstructure
+from componentbase.componentconfig._errors import DecodeError, LocatedError
 from componentbase.componentconfig._featuregate import (
     ALL_ALPHA,
     ALL_BETA,
@@ -25,16 +27,7 @@ from componentbase.componentconfig._naming import (
     json_name,
     json_name_of,
 )
-from componentbase.componentconfig._scheme import (
-    DecodeError,
-    LocatedError,
-    Scheme,
-    decode_as,
-    decode_file_as,
-    structure,
-    to_dict,
-    unstructure,
-)
+from componentbase.componentconfig._scheme import Scheme, decode_as, decode_file_as, structure
 from componentbase.componentconfig._types import (
     SUPPORTED_RESOURCE_LOCKS,
     ClientConnectionConfiguration,

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from componentbase.componentconfig import _scheme as scheme
+from componentbase.componentconfig import unstructure
 
 __all__ = ["Config", "ConfigzError", "Redactor", "Registry", "default_registry", "delete", "new", "render"]
 
@@ -76,7 +76,7 @@ class Registry:
 def _jsonable(value: Any) -> Any:
     """The wire form of a config value; something the config codec cannot encode is shown as its str."""
     try:
-        return scheme.unstructure(value)
+        return unstructure(value)
     except TypeError:
         return str(value)
 
