@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from componentbase.app._command import (
     Command,
-    RunFunc,
-    print_flags,
 )
 from componentbase.app._componentoptions import (
     ComponentOptions,
@@ -20,7 +18,6 @@ from componentbase.app._options import (
     Options,
 )
 from componentbase.app._run import (
-    WorkFunc,
     run_component,
 )
 
@@ -30,8 +27,5 @@ __all__ = [
     "ComponentOptions",
     "Config",
     "Options",
-    "RunFunc",
-    "WorkFunc",
-    "print_flags",
     "run_component",
 ]

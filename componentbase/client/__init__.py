@@ -42,7 +42,6 @@ __all__ = [
     "NotPortable",
     "RequestObservation",
     "ThrottledTimeout",
-    "api_client",
     "api_client_of",
     "describe",
     "describe_client",
