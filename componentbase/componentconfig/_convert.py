@@ -173,7 +173,7 @@ def _structure_optional(conv: cattrs.Converter, value: Any, t: Any) -> Any:
 
 def _attrs_hook(conv: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
     """cattrs' generated structurer with wire names, behind a check that the value is a map at all."""
-    from cattrs.gen import make_dict_structure_fn, override
+    from cattrs.gen import make_dict_structure_fn, override  # slow import: only when a config is read or written
 
     attrs.resolve_types(cls)
     renames = {a.name: override(rename=json_name_of(a)) for a in attrs.fields(cls)}
@@ -189,7 +189,7 @@ def _attrs_hook(conv: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
 
 @functools.cache
 def _converter() -> cattrs.Converter:
-    import cattrs
+    import cattrs  # slow import: only when a config is read or written
 
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     # singledispatch picks these for subclasses too (IntEnum, Duration); _structure_scalar sorts them out.
@@ -215,7 +215,7 @@ def structure_located(data: Any, cls: type[T], root: Any, source: str) -> tuple[
 
 def _explain(exc: BaseException, segs: tuple[Segment, ...]) -> Iterator[tuple[tuple[Segment, ...], bool, str]]:
     """Walk cattrs' exception groups down to the leaves: (where, whether at the key, message)."""
-    from cattrs.errors import (
+    from cattrs.errors import (  # slow import: only when a config is read or written
         AttributeValidationNote,
         ClassValidationError,
         ForbiddenExtraKeysError,

@@ -51,7 +51,7 @@ def require_attrs(cls: type) -> None:
 
 def dump_yaml(data: Any) -> str:
     """YAML of plain data, one line per field however long, ``None`` as ``null``."""
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # slow import: only when a config is read or written
 
     yaml = YAML(typ="rt")
     yaml.width = 4096  # never fold long strings: diffs of config files stay one line per field

@@ -31,7 +31,7 @@ def read_file(path: str) -> str:
 
 def load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
     """The round-trip tree (it knows its line numbers) and the duplicate keys found on the way."""
-    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.constructor import DuplicateKeyError  # slow import: only when a config is read or written
 
     try:
         return _parse(text, source, allow_duplicates=False), []
@@ -42,7 +42,7 @@ def load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
 
 
 def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # slow import: only when a config is read or written
     from ruamel.yaml.constructor import DuplicateKeyError
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -74,7 +74,7 @@ def _syntax_error(e: Any, source: str) -> LocatedError:
 
 
 def _duplicate_keys(text: str, source: str) -> list[LocatedError]:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # slow import: only when a config is read or written
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     problems: list[LocatedError] = []

@@ -28,6 +28,7 @@ from componentbase.componentconfig._encode import dump_yaml, require_attrs, to_d
 from componentbase.componentconfig._errors import LocatedError, decode_error
 from componentbase.componentconfig._load import line_of, load_yaml, plain, read_file
 from componentbase.util import field
+from componentbase.util._files import write_atomic
 
 __all__ = ["Scheme", "decode_as", "decode_file_as", "structure"]
 
@@ -167,8 +168,6 @@ class Scheme:
 
     def write_file(self, path: str | os.PathLike[str], obj: object) -> None:
         """Write ``encode(obj)`` so a reader never sees half a file."""
-        from componentbase.util._files import write_atomic
-
         write_atomic(path, self.encode(obj))
 
 
