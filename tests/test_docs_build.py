@@ -21,3 +21,4 @@ def test_mkdocs_strict_build(tmp_path: Path) -> None:
     anchors = set(re.findall(r'id="(componentbase[\w.]*)"', (tmp_path / "reference/api/index.html").read_text()))
     public = {f"{m.__name__}.{name}" for m in modules() if m.__name__ in PACKAGES for name in m.__all__}
     assert sorted(public - anchors) == []
+    assert "<svg" in (tmp_path / "architecture/index.html").read_text()  # the layers, drawn by docs/hooks
