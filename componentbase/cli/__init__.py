@@ -7,6 +7,7 @@ from __future__ import annotations
 from componentbase.cli._flags import (
     DURATION,
     FlagError,
+    FlagType,
     NamedFlagSets,
 )
 from componentbase.cli._options import (
@@ -17,6 +18,7 @@ from componentbase.cli._options import (
 __all__ = [
     "DURATION",
     "FlagError",
+    "FlagType",
     "NamedFlagSets",
     "Options",
     "flag",
