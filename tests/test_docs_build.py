@@ -1,10 +1,14 @@
-"""The documentation builds, and no page links to a page or anchor that does not exist."""
+"""The documentation builds, no page links to a page or anchor that does not exist, and the API reference
+generated from the code lists every public name."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.public_api import PACKAGES, modules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,3 +18,7 @@ def test_mkdocs_strict_build(tmp_path: Path) -> None:
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "index.html").exists()
+    anchors = set(re.findall(r'id="(componentbase[\w.]*)"', (tmp_path / "reference/api/index.html").read_text()))
+    public = {f"{m.__name__}.{name}" for m in modules() if m.__name__ in PACKAGES for name in m.__all__}
+    assert sorted(public - anchors) == []
+    assert "<svg" in (tmp_path / "architecture/index.html").read_text()  # the layers, drawn by docs/hooks

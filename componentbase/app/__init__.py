@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from componentbase.app._command import (
     Command,
-    RunFunc,
-    print_flags,
 )
 from componentbase.app._componentoptions import (
     ComponentOptions,
@@ -24,7 +22,6 @@ from componentbase.app._options import (
     Options,
 )
 from componentbase.app._run import (
-    WorkFunc,
     run_component,
 )
 
@@ -35,9 +32,6 @@ __all__ = [
     "Config",
     "ControllerOptions",
     "Options",
-    "RunFunc",
-    "WorkFunc",
     "controller_command",
-    "print_flags",
     "run_component",
 ]

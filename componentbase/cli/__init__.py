@@ -5,35 +5,19 @@
 from __future__ import annotations
 
 from componentbase.cli._flags import (
-    BOOL,
     DURATION,
-    FLOAT,
-    INT,
-    STRING,
-    STRINGS,
-    Flag,
     FlagError,
-    FlagSet,
     FlagType,
     NamedFlagSets,
 )
 from componentbase.cli._options import (
-    FlagSpec,
     Options,
     flag,
 )
 
 __all__ = [
-    "BOOL",
     "DURATION",
-    "FLOAT",
-    "INT",
-    "STRING",
-    "STRINGS",
-    "Flag",
     "FlagError",
-    "FlagSet",
-    "FlagSpec",
     "FlagType",
     "NamedFlagSets",
     "Options",

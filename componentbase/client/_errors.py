@@ -97,10 +97,12 @@ def status_of(exc: BaseException) -> int | None:
 
 
 def is_not_found(exc: BaseException) -> bool:
+    """The object is gone (404): a delete that raced another, or a cache that is behind."""
     return status_of(exc) == 404
 
 
 def is_conflict(exc: BaseException) -> bool:
+    """Someone else wrote first (409, stale resourceVersion or the name is taken): re-read and retry."""
     return status_of(exc) == 409
 
 

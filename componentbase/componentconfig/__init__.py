@@ -5,9 +5,9 @@ that bind these types to flags.
 
 from __future__ import annotations
 
+from componentbase.componentconfig._encode import to_dict, unstructure
+from componentbase.componentconfig._errors import DecodeError
 from componentbase.componentconfig._featuregate import (
-    ALL_ALPHA,
-    ALL_BETA,
     FeatureGate,
     FeatureGateError,
     FeatureSpec,
@@ -22,21 +22,10 @@ from componentbase.componentconfig._leaderelectionoptions import (
 )
 from componentbase.componentconfig._naming import (
     JSON_NAME,
-    json_name,
     json_name_of,
 )
-from componentbase.componentconfig._scheme import (
-    DecodeError,
-    LocatedError,
-    Scheme,
-    decode_as,
-    decode_file_as,
-    structure,
-    to_dict,
-    unstructure,
-)
+from componentbase.componentconfig._scheme import Scheme, decode_as, decode_file_as, structure
 from componentbase.componentconfig._types import (
-    SUPPORTED_RESOURCE_LOCKS,
     ClientConnectionConfiguration,
     DebuggingConfiguration,
     LeaderElectionConfiguration,
@@ -46,10 +35,7 @@ from componentbase.componentconfig._types import (
 )
 
 __all__ = [
-    "ALL_ALPHA",
-    "ALL_BETA",
     "JSON_NAME",
-    "SUPPORTED_RESOURCE_LOCKS",
     "ClientConnectionConfiguration",
     "DebuggingConfiguration",
     "DecodeError",
@@ -59,13 +45,11 @@ __all__ = [
     "FeatureSpec",
     "LeaderElectionConfiguration",
     "LeaderElectionOptions",
-    "LocatedError",
     "Scheme",
     "Stage",
     "UnknownFeatureError",
     "decode_as",
     "decode_file_as",
-    "json_name",
     "json_name_of",
     "set_defaults_client_connection_configuration",
     "structure",

@@ -37,6 +37,8 @@ _FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
 class Stage(enum.Enum):
+    """A feature's maturity; it decides the default, and whether ``AllAlpha``/``AllBeta`` set it."""
+
     ALPHA = "ALPHA"
     BETA = "BETA"
     GA = "GA"
@@ -48,6 +50,8 @@ class Stage(enum.Enum):
 
 @attrs.frozen
 class FeatureSpec:
+    """A known feature: its default, its stage, and whether it is locked to its default (users may not change it)."""
+
     default: bool
     stage: Stage
     locked_to_default: bool = False

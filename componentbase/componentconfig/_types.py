@@ -80,6 +80,7 @@ def set_defaults_client_connection_configuration(cfg: ClientConnectionConfigurat
 def validate_client_connection_configuration(
     cfg: ClientConnectionConfiguration, path: field.Path
 ) -> list[field.FieldError]:
+    """Problems with a ``clientConnection``, under ``path``: reported with the rest, not one at a time."""
     errs: list[field.FieldError] = []
     if cfg.burst < 0:
         errs.append(field.invalid(path.child("burst"), cfg.burst, "must be non-negative"))

@@ -8,26 +8,12 @@ from componentbase.events._broadcaster import (
     NORMAL,
     WARNING,
     EventBroadcaster,
-    EventRecorder,
     object_reference,
-)
-from componentbase.events._process import (
-    ProcessSender,
-)
-from componentbase.events._writer import (
-    Correlator,
-    EventWriter,
-    WriterSettings,
 )
 
 __all__ = [
     "NORMAL",
     "WARNING",
-    "Correlator",
     "EventBroadcaster",
-    "EventRecorder",
-    "EventWriter",
-    "ProcessSender",
-    "WriterSettings",
     "object_reference",
 ]

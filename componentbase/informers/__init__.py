@@ -7,47 +7,31 @@
 from componentbase.informers._cache import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
-    Indexer,
-    IndexFunc,
     deleted_object,
     meta_namespace_index,
     meta_namespace_key,
 )
 from componentbase.informers._dispatch import HandlerRegistration
 from componentbase.informers._factory import (
-    RESOURCES,
     InformerFactory,
-    ResourceAPI,
-    list_watch_for,
 )
 from componentbase.informers._informer import SharedInformer
 from componentbase.informers._listwatch import (
     BadResponse,
-    ListPage,
     ListWatch,
-    WatchStream,
 )
-from componentbase.informers._reflector import Reflector
 from componentbase.util._wait import Backoff
 
 __all__ = [
     "NAMESPACE_INDEX",
-    "RESOURCES",
     "Backoff",
     "BadResponse",
     "DeletedFinalStateUnknown",
     "HandlerRegistration",
-    "IndexFunc",
-    "Indexer",
     "InformerFactory",
-    "ListPage",
     "ListWatch",
-    "Reflector",
-    "ResourceAPI",
     "SharedInformer",
-    "WatchStream",
     "deleted_object",
-    "list_watch_for",
     "meta_namespace_index",
     "meta_namespace_key",
 ]

@@ -7,15 +7,12 @@ See ``docs/leaderelection.md``.
 from __future__ import annotations
 
 from componentbase.leaderelection._config import (
-    JITTER_FACTOR,
     LeaderCallbacks,
     LeaderElectionConfig,
     LeaderElectionConfigError,
-    LeaderStatusObserver,
     default_identity,
 )
 from componentbase.leaderelection._elector import (
-    ElectorThread,
     LeaderElectionHealthError,
     LeaderElector,
 )
@@ -23,10 +20,8 @@ from componentbase.leaderelection._healthz import HealthzAdaptor
 from componentbase.leaderelection._leaselock import (
     LeaseLock,
     LockConflict,
-    LockError,
     LockNotFound,
     LockTimeout,
-    ResourceLock,
 )
 from componentbase.leaderelection._record import (
     LeaderElectionRecord,
@@ -38,8 +33,6 @@ from componentbase.leaderelection._record import (
 )
 
 __all__ = [
-    "JITTER_FACTOR",
-    "ElectorThread",
     "HealthzAdaptor",
     "LeaderCallbacks",
     "LeaderElectionConfig",
@@ -47,13 +40,10 @@ __all__ = [
     "LeaderElectionHealthError",
     "LeaderElectionRecord",
     "LeaderElector",
-    "LeaderStatusObserver",
     "LeaseLock",
     "LockConflict",
-    "LockError",
     "LockNotFound",
     "LockTimeout",
-    "ResourceLock",
     "default_identity",
     "format_micro_time",
     "parse_micro_time",

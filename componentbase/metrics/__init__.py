@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 from componentbase.metrics._options import (
-    SECTION,
-    STRING_TO_STRING,
     MetricsOptions,
 )
 from componentbase.metrics._registry import (
@@ -17,8 +15,6 @@ from componentbase.metrics._registry import (
 
 __all__ = [
     "CONTENT_TYPE",
-    "SECTION",
-    "STRING_TO_STRING",
     "UNEXPECTED",
     "Metrics",
     "MetricsOptions",

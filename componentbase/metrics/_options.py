@@ -50,6 +50,9 @@ STRING_TO_STRING = cliflags.FlagType("stringToString", _parse_allow_labels, _for
 
 @attrs.define
 class MetricsOptions(Options):
+    """component-base's metrics flags: hide or disable metrics and bound label values, the cardinality escape
+    hatches an operator needs when a metric misbehaves in production."""
+
     show_hidden_metrics_for_version: str = flag(
         "show-hidden-metrics-for-version", "The previous version for which you want to show hidden metrics. Only "
         "the previous minor version is meaningful, other values will not be allowed. The format is "

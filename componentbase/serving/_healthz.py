@@ -20,6 +20,8 @@ log = logging.getLogger("componentbase.serving")
 
 
 class HealthChecker(Protocol):
+    """One named check behind ``/healthz``, ``/livez`` or ``/readyz``; ``check`` raises to report unhealthy."""
+
     @property
     def name(self) -> str: ...
 

@@ -49,6 +49,8 @@ class Request:
 
 @attrs.frozen
 class Response:
+    """What a handler answers: status, body and headers, or a stream or a connection takeover for logs and exec."""
+
     status: int
     body: bytes
     content_type: str = "text/plain; charset=utf-8"

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from componentbase.componentconfig import _scheme as scheme
+from componentbase.componentconfig import unstructure
 
 __all__ = ["Config", "ConfigzError", "Redactor", "Registry", "default_registry", "delete", "new", "render"]
 
@@ -76,7 +76,7 @@ class Registry:
 def _jsonable(value: Any) -> Any:
     """The wire form of a config value; something the config codec cannot encode is shown as its str."""
     try:
-        return scheme.unstructure(value)
+        return unstructure(value)
     except TypeError:
         return str(value)
 
@@ -85,16 +85,20 @@ _default = Registry()
 
 
 def default_registry() -> Registry:
+    """The process-wide registry the component's ``/configz`` serves, as upstream's package-level one."""
     return _default
 
 
 def new(name: str) -> Config:
+    """Register ``name`` in the default registry; ``set`` the returned ``Config`` once the config is complete."""
     return _default.new(name)
 
 
 def delete(name: str) -> None:
+    """Remove ``name`` from the default registry, so the name can be registered again."""
     _default.delete(name)
 
 
 def render(redact: Redactor | None = None) -> bytes:
+    """The ``/configz`` body of the default registry: every config as JSON, through ``redact`` if given."""
     return _default.render(redact)

@@ -5,15 +5,6 @@ Importing this package does not import ``kubernetes``; only ``LoopbackAPIServer.
 
 from __future__ import annotations
 
-from .apiserver import (
-           FAULTS_PATH,
-           FaultRule,
-           Faults,
-           LoopbackAPIServer,
-           User,
-           kubeconfig_text,
-           write_kubeconfig,
-)
+from .apiserver import FAULTS_PATH, LoopbackAPIServer, User
 
-__all__ = ["FAULTS_PATH", "FaultRule", "Faults", "LoopbackAPIServer", "User", "kubeconfig_text",
-           "write_kubeconfig"]
+__all__ = ["FAULTS_PATH", "LoopbackAPIServer", "User"]

@@ -18,8 +18,6 @@ from componentbase.util._flowcontrol import (
     TokenBucket,
 )
 from componentbase.util._plugins import (
-    PROJECT,
-    ComponentHooks,
     hookimpl,
     hookspec,
     new_plugin_manager,
@@ -38,9 +36,7 @@ from componentbase.util._wait import (
 )
 
 __all__ = [
-    "PROJECT",
     "Backoff",
-    "ComponentHooks",
     "Duration",
     "DurationError",
     "QuantityError",

@@ -19,6 +19,8 @@ V = TypeVar("V")
 
 
 class TTLCache(Generic[V]):
+    """Values that expire each at its own time, at most ``max_entries`` of them (see the module doc)."""
+
     def __init__(self, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic) -> None:
         self._max = max_entries
         self._clock = clock

@@ -69,6 +69,8 @@ class Path:
 
 
 class ErrorType(enum.Enum):
+    """The kind of problem, worded as apimachinery words it, so messages read as kube's do."""
+
     NOT_FOUND = "Not found"
     REQUIRED = "Required value"
     DUPLICATE = "Duplicate value"
@@ -137,39 +139,48 @@ class FieldError(Exception):
 
 
 def required(field: Path | str, detail: str = "") -> FieldError:
+    """A field that must be set is missing or empty."""
     return FieldError(ErrorType.REQUIRED, field, detail=detail)
 
 
 def invalid(field: Path | str, value: Any, detail: str) -> FieldError:
+    """A value of the right type that breaks a rule; ``detail`` says which."""
     return FieldError(ErrorType.INVALID, field, value, detail)
 
 
 def not_supported(field: Path | str, value: Any, valid_values: Iterable[str]) -> FieldError:
+    """A value outside a fixed set; the message lists the set so the user can pick."""
     detail = "supported values: " + ", ".join(json.dumps(v) for v in valid_values)
     return FieldError(ErrorType.NOT_SUPPORTED, field, value, detail)
 
 
 def duplicate(field: Path | str, value: Any) -> FieldError:
+    """A value that must be unique in its list appears again."""
     return FieldError(ErrorType.DUPLICATE, field, value)
 
 
 def not_found(field: Path | str, value: Any) -> FieldError:
+    """A value that names something which does not exist."""
     return FieldError(ErrorType.NOT_FOUND, field, value)
 
 
 def forbidden(field: Path | str, detail: str) -> FieldError:
+    """A field that may not be set here, whatever its value."""
     return FieldError(ErrorType.FORBIDDEN, field, detail=detail)
 
 
 def too_long(field: Path | str, value: Any, max_length: int) -> FieldError:
+    """A string longer than ``max_length`` bytes."""
     return FieldError(ErrorType.TOO_LONG, field, value, f"must have at most {max_length} bytes")
 
 
 def too_many(field: Path | str, actual: int, max_items: int) -> FieldError:
+    """A list with more than ``max_items`` items."""
     return FieldError(ErrorType.TOO_MANY, field, detail=f"{actual}: must have at most {max_items} items")
 
 
 def internal(field: Path | str, err: BaseException | str) -> FieldError:
+    """Validation itself failed: the fault is in the program, not in the user's value."""
     return FieldError(ErrorType.INTERNAL, field, detail=str(err))
 
 

@@ -47,6 +47,8 @@ class ShutDown(Exception):
 # --- rate limiters -------------------------------------------------------------------------------
 
 class RateLimiter(Protocol):
+    """How long an item waits before its next try: what a ``RateLimitingQueue`` asks on each failure."""
+
     def when(self, item: Hashable) -> float:
         """How long ``item`` should wait before its next try (and count this try)."""
         ...

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from examples.scheduler import profiles
-from examples.scheduler.plugins import interpodaffinity
+from examples.scheduler.plugins import podaffinityterms
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.snapshot import Snapshot
 
@@ -238,7 +238,7 @@ def test_snapshot_indexes_the_nodes_holding_pods_with_affinity() -> None:
 
 
 def test_parsed_terms_of_pods_gone_are_dropped_once_the_cache_has_doubled(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(interpodaffinity, "_MIN_CACHE", 2)
+    monkeypatch.setattr(podaffinityterms, "_MIN_CACHE", 2)
     c = cluster([host("n1"), host("n2")])
     plugin = c.framework.plugins[PLUGIN]
 

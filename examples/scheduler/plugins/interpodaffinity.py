@@ -33,16 +33,15 @@ Known gaps and deviations:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import attrs
 
 import componentbase
 from componentbase import field
 from examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Handle, Plugin, Status
-from examples.scheduler.plugins.helpers import Requirement, SelectorError, labels_match, selector_requirements
+from examples.scheduler.plugins.podaffinityterms import NO_TERMS, PodTerms, Term, TermCache, parse_terms
 from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.snapshot import NodeInfo, Snapshot, pod_affinity_kinds
+from examples.scheduler.snapshot import NodeInfo, pod_affinity_kinds
 
 __all__ = [
     "ERR_REASON_AFFINITY",
@@ -60,11 +59,6 @@ ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
 MIN_HARD_POD_AFFINITY_WEIGHT, MAX_HARD_POD_AFFINITY_WEIGHT = 0, 100
-
-_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-#: Parsed terms are kept for this many pods at least before the cache drops pods that are gone.
-_MIN_CACHE = 1024
 
 #: Per topology domain ``(topologyKey, value)``: how many pods match (or have terms matching) the pod.
 Counts = dict[tuple[str, str], int]
@@ -85,122 +79,6 @@ class InterPodAffinityArgs:
         return [field.invalid(path.child("hardPodAffinityWeight"), w, detail)]
 
 
-# label selectors and terms
-
-
-def _requirements(selector: Mapping[str, Any] | None) -> tuple[Requirement, ...] | None:
-    """A ``LabelSelector``'s requirements (``()`` selects every pod), or ``None`` if it selects none."""
-    if selector is None:
-        return None
-    try:
-        return selector_requirements(selector)
-    except SelectorError:
-        return None
-
-
-def _with_label_keys(requirements: tuple[Requirement, ...] | None, term: Mapping[str, Any],
-                     labels: Mapping[str, str]) -> tuple[Requirement, ...] | None:
-    """Merge ``matchLabelKeys`` (``In``) and ``mismatchLabelKeys`` (``NotIn``) with the owner's values, as
-    the API server does at creation; keys the owner lacks are ignored, and a nil selector stays nil."""
-    if requirements is None:
-        return None
-    merged = [(key, "In", frozenset((labels[key],))) for key in term.get("matchLabelKeys") or () if key in labels]
-    merged += [(key, "NotIn", frozenset((labels[key],))) for key in term.get("mismatchLabelKeys") or ()
-               if key in labels]
-    return requirements + tuple(merged) if merged else requirements
-
-
-def _selects(requirements: tuple[Requirement, ...] | None, labels: Mapping[str, str]) -> bool:
-    return requirements is not None and labels_match(requirements, labels)
-
-
-def _namespaces(owner: PodInfo, term: Mapping[str, Any]) -> frozenset[str] | None:
-    """The namespaces a term covers, ``None`` for all; a non-empty namespaceSelector is ignored (no labels)."""
-    selector = term.get("namespaceSelector")
-    if selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions"):
-        return None
-    listed = term.get("namespaces")
-    return frozenset(listed) if listed else frozenset((owner.namespace,))
-
-
-class Term:
-    """A parsed ``PodAffinityTerm``: the pods it selects, its topology key, and its weight if preferred."""
-
-    __slots__ = ("namespaces", "requirements", "topology_key", "weight")
-
-    def __init__(self, owner: PodInfo, term: Mapping[str, Any], weight: int = 0) -> None:
-        self.namespaces = _namespaces(owner, term)
-        self.requirements = _with_label_keys(_requirements(term.get("labelSelector")), term, owner.labels)
-        self.topology_key: str = term.get("topologyKey") or ""
-        self.weight = weight
-
-    def matches(self, pod: PodInfo) -> bool:
-        namespaces = self.namespaces
-        if namespaces is not None and pod.namespace not in namespaces:
-            return False
-        return _selects(self.requirements, pod.labels)
-
-
-@attrs.frozen
-class PodTerms:
-    """A pod's parsed pod affinity and anti-affinity, kube's ``PodInfo.Required/Preferred(Anti)AffinityTerms``."""
-
-    required_affinity: tuple[Term, ...] = ()
-    required_anti_affinity: tuple[Term, ...] = ()
-    preferred_affinity: tuple[Term, ...] = ()
-    preferred_anti_affinity: tuple[Term, ...] = ()
-
-
-NO_TERMS = PodTerms()
-
-
-def _required_terms(owner: PodInfo, block: Mapping[str, Any]) -> tuple[Term, ...]:
-    return tuple(Term(owner, t) for t in block.get(_REQUIRED) or ())
-
-
-def _preferred_terms(owner: PodInfo, block: Mapping[str, Any]) -> tuple[Term, ...]:
-    return tuple(Term(owner, w.get("podAffinityTerm") or {}, int(w.get("weight") or 0))
-                 for w in block.get(_PREFERRED) or ())
-
-
-def parse_terms(info: PodInfo) -> PodTerms:
-    affinity = info.spec.get("affinity") or {}
-    pod_affinity = affinity.get("podAffinity") or {}
-    anti_affinity = affinity.get("podAntiAffinity") or {}
-    if not pod_affinity and not anti_affinity:
-        return NO_TERMS
-    return PodTerms(_required_terms(info, pod_affinity), _required_terms(info, anti_affinity),
-                    _preferred_terms(info, pod_affinity), _preferred_terms(info, anti_affinity))
-
-
-class _TermCache:
-    """Parsed terms per pod, reused while its ``PodInfo`` is the same object (an update makes a new one),
-    so a placed pod's terms are parsed once, not once per cycle; PodInfo is shared and has no room for them."""
-
-    def __init__(self) -> None:
-        self._parsed: dict[str, tuple[PodInfo, PodTerms]] = {}
-        self._limit = _MIN_CACHE
-
-    def __len__(self) -> int:
-        return len(self._parsed)
-
-    def get(self, info: PodInfo) -> PodTerms:
-        hit = self._parsed.get(info.key)
-        if hit is not None and hit[0] is info:
-            return hit[1]
-        terms = parse_terms(info)
-        self._parsed[info.key] = (info, terms)
-        return terms
-
-    def prune(self, snapshot: Snapshot) -> None:
-        """Drop the pods gone from the snapshot once the cache has doubled, so pod churn cannot grow it."""
-        if len(self._parsed) <= self._limit:
-            return
-        live = {key for n in snapshot.nodes_with_pod_affinity() for key in n.pods_with_affinity}
-        self._parsed = {key: hit for key, hit in self._parsed.items() if key in live}
-        self._limit = max(_MIN_CACHE, 2 * len(self._parsed))
-
-
 # PreFilter and Filter
 
 
@@ -211,7 +89,7 @@ def _count(counts: Counts, labels: Mapping[str, str], topology_key: str) -> None
         counts[domain] = counts.get(domain, 0) + 1
 
 
-def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo], cache: _TermCache) -> Counts:
+def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo], cache: TermCache) -> Counts:
     """Per domain, the placed pods' required anti-affinity terms that select ``pod``."""
     counts: Counts = {}
     for n in nodes:
@@ -300,7 +178,7 @@ class InterPodAffinity(Plugin):
         args = args or InterPodAffinityArgs()
         self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
-        self.cache = _TermCache()
+        self.cache = TermCache()
         self.score_key = self.name + "/score"
 
     def terms(self, pod: PodInfo) -> PodTerms:

@@ -1,0 +1,105 @@
+"""PodTopologySpread's args and their validation, as kube's ``ValidatePodTopologySpreadArgs``.
+
+Kept apart from the plugin: validation runs when the config is read, before any pod is scheduled, and
+checks the default constraints as upstream does though this scheduler never applies them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from componentbase import field
+
+__all__ = ["DO_NOT_SCHEDULE", "SCHEDULE_ANYWAY", "SYSTEM_DEFAULTING", "PodTopologySpreadArgs"]
+
+DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
+SYSTEM_DEFAULTING, LIST_DEFAULTING = "System", "List"
+
+
+_CONSTRAINT_FIELDS = frozenset({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
+                                "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"})
+_QNAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+              "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+              "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def _label_name_problems(key: str) -> list[str]:
+    """apimachinery's ``IsQualifiedName``, the check a topology key gets as a label name."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return ["a qualified name " + _QNAME_MSG + " with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    problems: list[str] = []
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            problems.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                problems.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
+                problems.append("prefix part " + _DNS1123_MSG)
+    if not name:
+        problems.append("name part must be non-empty")
+    elif len(name) > 63:
+        problems.append("name part must be no more than 63 characters")
+    if not _QNAME.fullmatch(name):
+        problems.append("name part " + _QNAME_MSG)
+    return problems
+
+
+def _validate_constraint(c: Mapping[str, Any], p: field.Path) -> list[Exception]:
+    errs: list[Exception] = [field.invalid(p.child(k), k, "unknown field") for k in c if k not in _CONSTRAINT_FIELDS]
+    skew = c.get("maxSkew", 0)
+    if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
+        errs.append(field.invalid(p.child("maxSkew"), skew, "not in valid range (0, inf)"))
+    key = c.get("topologyKey") or ""
+    if not key:
+        errs.append(field.required(p.child("topologyKey"), "can not be empty"))
+    else:
+        errs += [field.invalid(p.child("topologyKey"), key, msg) for msg in _label_name_problems(key)]
+    action = c.get("whenUnsatisfiable") or ""
+    if not action:
+        errs.append(field.required(p.child("whenUnsatisfiable"), "can not be empty"))
+    elif action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+        errs.append(field.not_supported(p.child("whenUnsatisfiable"), action, [DO_NOT_SCHEDULE, SCHEDULE_ANYWAY]))
+    if c.get("labelSelector") is not None:
+        errs.append(field.forbidden(p.child("labelSelector"),
+                                    "constraint must not define a selector, as they deduced for each pod"))
+    return errs
+
+
+@attrs.define(kw_only=True)
+class PodTopologySpreadArgs:
+    """Upstream's args; accepted and validated, though no default constraint ever applies here (module doc)."""
+
+    default_constraints: list[dict[str, Any]] = attrs.field(factory=list)
+    defaulting_type: str = SYSTEM_DEFAULTING
+
+    def validate(self, path: field.Path) -> list[Exception]:
+        errs: list[Exception] = []
+        dpath = path.child("defaultingType")
+        kind = self.defaulting_type or SYSTEM_DEFAULTING  # v1 defaulting turns "" into System
+        if kind not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
+            errs.append(field.not_supported(dpath, kind, [SYSTEM_DEFAULTING, LIST_DEFAULTING]))
+        elif kind == SYSTEM_DEFAULTING and self.default_constraints:
+            errs.append(field.invalid(dpath, kind, "when .defaultConstraints are not empty"))
+        cpath = path.child("defaultConstraints")
+        seen: set[tuple[Any, Any]] = set()
+        for i, c in enumerate(self.default_constraints):
+            errs += _validate_constraint(c, cpath.index(i))
+            pair = (c.get("topologyKey"), c.get("whenUnsatisfiable"))
+            if pair in seen:
+                errs.append(field.duplicate(cpath.index(i), f"{{{pair[0]}, {pair[1]}}}"))
+            seen.add(pair)
+        return errs
