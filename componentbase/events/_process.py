@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
-from componentbase.client import RequestObservation
+from componentbase.client import RequestObservation, status_of
 from componentbase.client._spec import (
     ClientDescription,
     describe_client,
@@ -222,8 +222,8 @@ class _Calls:
         try:
             yield obs
         except BaseException as err:
-            status = getattr(err, "status", None)
-            obs.code = obs.code or (str(status) if isinstance(status, int) and status > 0 else "<error>")
+            status = status_of(err)
+            obs.code = obs.code or (str(status) if status else "<error>")
             raise
         finally:
             self.calls.append((verb, obs.code or "2xx", time.perf_counter() - start))

@@ -28,7 +28,7 @@ from componentbase.informers._listwatch import (
     WatchStream,
 )
 from componentbase.informers._reflector import Reflector
-from componentbase.util._wait import Backoff
+from componentbase.util import Backoff
 
 __all__ = [
     "NAMESPACE_INDEX",

@@ -11,7 +11,7 @@ from typing import Any
 
 from componentbase.informers._informer import SharedInformer
 from componentbase.informers._listwatch import ListWatch
-from componentbase.util._wait import Backoff
+from componentbase.util import Backoff
 
 __all__ = ["RESOURCES", "InformerFactory", "ResourceAPI"]
 
@@ -96,10 +96,7 @@ class InformerFactory:
             if informer is None:
                 lw = list_watch_for(self.api_client, resource, namespace, label_selector=label_selector,
                                     field_selector=field_selector)
-                backoff = None
-                if self._backoff is not None:
-                    b = self._backoff
-                    backoff = Backoff(b.initial, b.cap, b.factor, b.jitter)
+                backoff = None if self._backoff is None else self._backoff.copy()  # each informer steps its own
                 informer = SharedInformer(lw, self.resync, backoff=backoff, **self._options)
                 self._informers[key] = informer
             return informer

@@ -30,8 +30,6 @@ from componentbase.leaderelection._leaselock import (
 )
 from componentbase.leaderelection._record import (
     LeaderElectionRecord,
-    format_micro_time,
-    parse_micro_time,
     record_from_spec,
     record_to_spec,
     wire_lease_duration,
@@ -55,8 +53,6 @@ __all__ = [
     "LockTimeout",
     "ResourceLock",
     "default_identity",
-    "format_micro_time",
-    "parse_micro_time",
     "record_from_spec",
     "record_to_spec",
     "wire_lease_duration",

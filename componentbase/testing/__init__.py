@@ -5,6 +5,7 @@ Importing this package does not import ``kubernetes``; only ``LoopbackAPIServer.
 
 from __future__ import annotations
 
+from ._fakeclock import FakeClock
 from .apiserver import (
            FAULTS_PATH,
            FaultRule,
@@ -15,5 +16,5 @@ from .apiserver import (
            write_kubeconfig,
 )
 
-__all__ = ["FAULTS_PATH", "FaultRule", "Faults", "LoopbackAPIServer", "User", "kubeconfig_text",
+__all__ = ["FAULTS_PATH", "FakeClock", "FaultRule", "Faults", "LoopbackAPIServer", "User", "kubeconfig_text",
            "write_kubeconfig"]
