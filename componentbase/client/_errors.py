@@ -121,6 +121,7 @@ def _is(err: Failed, reason: str, code: int | None) -> bool:
 
 
 def is_not_found(err: Failed) -> bool:
+    """The object (or the path) is not there (404 ``NotFound``)."""
     return _is(err, "NotFound", 404)
 
 
@@ -135,6 +136,7 @@ def is_conflict(err: Failed) -> bool:
 
 
 def is_gone(err: Failed) -> bool:
+    """The server no longer has what was asked for (410 ``Gone``)."""
     return _is(err, "Gone", 410)
 
 
@@ -144,6 +146,7 @@ def is_resource_expired(err: Failed) -> bool:
 
 
 def is_too_many_requests(err: Failed) -> bool:
+    """The server asks the client to slow down (429 ``TooManyRequests``); see ``suggests_client_delay``."""
     return _is(err, "TooManyRequests", 429)
 
 
@@ -158,18 +161,22 @@ def is_timeout(err: Failed) -> bool:
 
 
 def is_internal_error(err: Failed) -> bool:
+    """The server failed (500 ``InternalError``)."""
     return _is(err, "InternalError", 500)
 
 
 def is_service_unavailable(err: Failed) -> bool:
+    """The server cannot serve now (503 ``ServiceUnavailable``)."""
     return _is(err, "ServiceUnavailable", 503)
 
 
 def is_forbidden(err: Failed) -> bool:
+    """The user may not do this (403 ``Forbidden``): an RBAC rule is missing."""
     return _is(err, "Forbidden", 403)
 
 
 def is_unauthorized(err: Failed) -> bool:
+    """The credentials were refused (401 ``Unauthorized``)."""
     return _is(err, "Unauthorized", 401)
 
 
@@ -179,6 +186,7 @@ def is_invalid(err: Failed) -> bool:
 
 
 def is_bad_request(err: Failed) -> bool:
+    """The request itself is malformed (400 ``BadRequest``)."""
     return _is(err, "BadRequest", 400)
 
 

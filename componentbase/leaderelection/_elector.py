@@ -18,19 +18,9 @@ from collections.abc import Callable
 
 import attrs
 
-from componentbase.leaderelection._config import (
-    JITTER_FACTOR,
-    LeaderElectionConfig,
-)
-from componentbase.leaderelection._leaselock import (
-    LockConflict,
-    LockError,
-    LockNotFound,
-)
-from componentbase.leaderelection._record import (
-    LeaderElectionRecord,
-    wire_lease_duration,
-)
+from componentbase.leaderelection._config import JITTER_FACTOR, LeaderElectionConfig
+from componentbase.leaderelection._leaselock import LockConflict, LockError, LockNotFound
+from componentbase.leaderelection._record import LeaderElectionRecord, wire_lease_duration
 from componentbase.util import jitter
 
 __all__ = ["ElectorThread", "LeaderElectionHealthError", "LeaderElector"]
