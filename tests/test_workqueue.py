@@ -9,12 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from componentbase.testing import FakeClock
 from componentbase.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,
     RateLimitingQueue,
     ShutDown,
+    TaskPool,
     WorkQueue,
     default_controller_rate_limiter,
     run_workers,
@@ -156,11 +158,14 @@ def test_item_exponential_backoff() -> None:
 
 
 def test_bucket_limiter_allows_a_burst_then_spaces_tries() -> None:
-    limiter = BucketRateLimiter(qps=10, burst=3)
+    clock = FakeClock()
+    limiter = BucketRateLimiter(qps=10, burst=3, clock=clock)
     delays = [limiter.when(i) for i in range(5)]
     assert delays[:3] == [0.0, 0.0, 0.0]
-    assert delays[3] == pytest.approx(0.1, abs=0.02)
-    assert delays[4] == pytest.approx(0.2, abs=0.02)
+    assert delays[3:] == pytest.approx([0.1, 0.2])
+    clock.step(0.2)  # the reservations made are paid off; nothing is saved up yet
+    assert limiter.when("late") == pytest.approx(0.1)
+    assert limiter.num_requeues("late") == 0 and clock.waits == []  # it only says how long; it never sleeps
 
 
 def test_default_controller_limiter_is_the_max_of_both() -> None:
@@ -269,3 +274,43 @@ def test_stop_ends_idle_workers(stop: threading.Event) -> None:
     stop.set()
     assert workers.join(2)
     assert q.shutting_down()
+
+
+def test_workers_stop_without_a_stop_event() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    seen: list[str] = []
+    workers = run_workers(q, 2, seen.append)
+    q.add("a")
+    assert workers.close(2)  # stop, then join: the item queued first is still processed
+    assert seen == ["a"] and q.shutting_down() and workers.alive() == 0
+
+
+def test_task_pool_runs_what_was_queued_before_it_closes() -> None:
+    pool = TaskPool(2, "test")
+    gate = threading.Event()
+    done: list[int] = []
+    pool.submit(gate.wait)
+    pool.submit(gate.wait)
+    for i in range(5):
+        pool.submit(lambda i=i: done.append(i))
+    gate.set()
+    assert pool.close(2)
+    assert sorted(done) == [0, 1, 2, 3, 4]
+    pool.submit(lambda: done.append(99))  # closed: dropped, not run
+    assert 99 not in done
+
+
+def test_task_pool_survives_a_failing_task_and_says_when_a_worker_did_not_end(
+        caplog: pytest.LogCaptureFixture) -> None:
+    pool = TaskPool(1, "test")
+    release = threading.Event()
+    ran: list[str] = []
+    pool.submit(lambda: 1 / 0)
+    pool.submit(lambda: ran.append("after the failure"))
+    pool.submit(release.wait)
+    assert not pool.close(0.05)  # the last task still holds its worker
+    assert pool.workers.alive() == 1
+    release.set()
+    assert pool.workers.join(2)
+    assert ran == ["after the failure"]
+    assert any("test: task failed" in r.getMessage() for r in caplog.records)

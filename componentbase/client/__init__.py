@@ -1,5 +1,6 @@
 """The one seam to the official ``kubernetes`` client: building an ``ApiClient`` (kubeconfig, in-cluster),
-client-side rate limiting, API error classification, Kubernetes timestamps and request metrics.
+client-side rate limiting, API error classification and retries, Kubernetes timestamps (``metav1.Time``,
+``MicroTime``) and request metrics.
 
 Importing this package does not import ``kubernetes``; building a client does.
 """
@@ -11,14 +12,33 @@ from componentbase.client._build import (
     new_api_client,
 )
 from componentbase.client._errors import (
+    DEFAULT_BACKOFF,
+    DEFAULT_RETRY,
     CallFailure,
     ThrottledTimeout,
     describe,
+    is_already_exists,
+    is_bad_request,
     is_conflict,
+    is_connection_error,
+    is_forbidden,
+    is_gone,
+    is_internal_error,
+    is_invalid,
     is_not_found,
+    is_resource_expired,
+    is_server_timeout,
+    is_service_unavailable,
+    is_timeout,
+    is_too_many_requests,
+    is_transient,
+    is_unauthorized,
     json_body,
+    reason_of,
+    retry_on_conflict,
     status_of,
     status_reason,
+    suggests_client_delay,
 )
 from componentbase.client._fastcall import (
     request,
@@ -44,8 +64,16 @@ from componentbase.client._spec import (
     NotPortable,
     describe_client,
 )
+from componentbase.client._time import (
+    format_micro_time,
+    format_time,
+    parse_micro_time,
+    parse_time,
+)
 
 __all__ = [
+    "DEFAULT_BACKOFF",
+    "DEFAULT_RETRY",
     "CallFailure",
     "ClientConfigError",
     "ClientDescription",
@@ -61,13 +89,34 @@ __all__ = [
     "api_client_of",
     "describe",
     "describe_client",
+    "format_micro_time",
+    "format_time",
     "host_of",
+    "is_already_exists",
+    "is_bad_request",
     "is_conflict",
+    "is_connection_error",
+    "is_forbidden",
+    "is_gone",
+    "is_internal_error",
+    "is_invalid",
     "is_not_found",
+    "is_resource_expired",
+    "is_server_timeout",
+    "is_service_unavailable",
+    "is_timeout",
+    "is_too_many_requests",
+    "is_transient",
+    "is_unauthorized",
     "json_body",
     "new_api_client",
     "observe_request",
+    "parse_micro_time",
+    "parse_time",
+    "reason_of",
     "request",
+    "retry_on_conflict",
     "status_of",
     "status_reason",
+    "suggests_client_delay",
 ]

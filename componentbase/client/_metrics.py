@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from componentbase.client._errors import status_of
 from componentbase.metrics import metrics_for
 
 __all__ = ["RequestObservation", "api_client_of", "host_of", "observe_request"]
@@ -41,8 +42,8 @@ class RequestObservation:
 
 
 def _code_of(err: BaseException) -> str:
-    status = getattr(err, "status", None)
-    return str(status) if isinstance(status, int) and status > 0 else "<error>"
+    status = status_of(err)
+    return str(status) if status else "<error>"
 
 
 @contextlib.contextmanager

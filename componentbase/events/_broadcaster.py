@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from componentbase.client import NotPortable
+from componentbase.client import NotPortable, format_time
 from componentbase.events._process import ProcessSender
 from componentbase.events._writer import (
     EventWriter,
@@ -55,10 +55,6 @@ def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:
     return ref
 
 
-def _rfc3339(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
 class EventRecorder:
     """Records events for one component (``source.component`` and ``reportingComponent``)."""
 
@@ -81,7 +77,7 @@ class EventRecorder:
             log.error("Could not construct reference for event %s: %s", reason, err)
             return
         now = self.broadcaster.clock()
-        stamp = _rfc3339(now)
+        stamp = format_time(now)
         namespace = ref.get("namespace") or "default"
         event = {
             "metadata": {"name": f"{ref['name']}.{time.time_ns():x}", "namespace": namespace},

@@ -38,6 +38,7 @@ from componentbase.client import (
     RequestObservation,
     describe_client,
     host_of,
+    status_of,
 )
 from componentbase.events._writer import (
     EventWriter,
@@ -221,8 +222,8 @@ class _Calls:
         try:
             yield obs
         except BaseException as err:
-            status = getattr(err, "status", None)
-            obs.code = obs.code or (str(status) if isinstance(status, int) and status > 0 else "<error>")
+            status = status_of(err)
+            obs.code = obs.code or (str(status) if status else "<error>")
             raise
         finally:
             self.calls.append((verb, obs.code or "2xx", time.perf_counter() - start))

@@ -16,9 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from componentbase.client._errors import describe
-from componentbase.client._fastcall import request
-from componentbase.client._metrics import observe_request
+from componentbase.client import describe, is_not_found, is_transient, observe_request, request
 from componentbase.logs import V
 
 __all__ = ["Correlator", "EventWriter", "WriterSettings"]
@@ -179,14 +177,14 @@ class EventWriter:
                 return
             except Exception as err:
                 failure = describe(err)
-                if failure.status == 404 and record is not None and record.created:
+                if is_not_found(err) and record is not None and record.created:
                     record.created = False  # someone deleted it: create it again
                     continue
-                retry = failure.status is None or failure.status == 429 or failure.status >= 500
-                if not retry or attempt == tries:
+                if not is_transient(err) or attempt == tries:
                     log.error("Server rejected event %s/%s (will not retry): %s",
                               event["metadata"]["namespace"], event["metadata"]["name"], failure.summary)
                     return
+                # client-go's recordToSink: the first wait is random, so recorders that failed together spread out
                 delay = self.settings.retry_delay * (random.random() if attempt == 1 else 1.0)
                 delay = max(delay, failure.retry_after or 0.0)
                 log.log(V(2), "Unable to write event %s (try %d/%d): %s; retrying in %.2fs",

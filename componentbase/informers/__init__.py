@@ -20,7 +20,7 @@ from componentbase.informers._listwatch import (
     BadResponse,
     ListWatch,
 )
-from componentbase.util._wait import Backoff
+from componentbase.util import Backoff
 
 __all__ = [
     "NAMESPACE_INDEX",

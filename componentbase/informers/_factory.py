@@ -13,7 +13,7 @@ from typing import Any
 from componentbase.client import RESTMapper
 from componentbase.informers._informer import SharedInformer
 from componentbase.informers._listwatch import ListWatch
-from componentbase.util._wait import Backoff
+from componentbase.util import Backoff
 
 __all__ = ["RESOURCES", "InformerFactory", "ResourceAPI"]
 
@@ -124,10 +124,7 @@ class InformerFactory:
         with self._lock:
             informer = self._informers.get(key)
             if informer is None:
-                backoff = None
-                if self._backoff is not None:
-                    b = self._backoff
-                    backoff = Backoff(b.initial, b.cap, b.factor, b.jitter)
+                backoff = None if self._backoff is None else self._backoff.copy()  # each informer steps its own
                 informer = SharedInformer(list_watch(), self.resync, backoff=backoff, **self._options)
                 self._informers[key] = informer
             return informer

@@ -29,7 +29,7 @@ from componentbase.informers._dispatch import (
 )
 from componentbase.informers._listwatch import ListWatch
 from componentbase.informers._reflector import Reflector
-from componentbase.util._wait import Backoff
+from componentbase.util import Backoff
 
 __all__ = ["SharedInformer"]
 

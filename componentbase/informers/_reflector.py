@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from typing import Any, Protocol
 
-from componentbase.client._errors import (
+from componentbase.client import (
     describe,
+    is_gone,
+    is_resource_expired,
     status_reason,
 )
 from componentbase.informers._listwatch import (
@@ -28,7 +29,7 @@ from componentbase.informers._listwatch import (
     WatchStream,
 )
 from componentbase.logs import V
-from componentbase.util._wait import Backoff
+from componentbase.util import Backoff, jitter
 
 __all__ = ["Reflector", "Sink"]
 
@@ -69,6 +70,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.list_timeout = list_timeout
         self.backoff = backoff or Backoff()
+        self.failures = 0  # in a row
         self.resource_version = ""
         self.lists = 0  # lists completed
         self.watches = 0  # watches opened
@@ -107,7 +109,7 @@ class Reflector:
             try:
                 page = self.lw.list_page(limit=self.page_size, continue_token=token, timeout=self.list_timeout)
             except Exception as err:
-                if not token or getattr(err, "status", None) != 410:
+                if not token or not _history_gone(err):
                     raise
                 log.log(V(2), "list %s: continue token expired, listing everything at once", self._what)
                 page = self.lw.list_page(timeout=self.list_timeout)
@@ -127,14 +129,14 @@ class Reflector:
     # --- watching ------------------------------------------------------------------------------
 
     def _watch(self) -> None:
-        timeout = int(self.watch_timeout * (1.0 + random.random()))
+        timeout = int(jitter(self.watch_timeout, 1.0))
         timeout = max(1, timeout)
         started = time.monotonic()
         try:
             stream = self.lw.watch(resource_version=self.resource_version, timeout_seconds=timeout,
                                    read_timeout=timeout + min(30.0, max(1.0, timeout * 0.1)))
         except Exception as err:
-            if getattr(err, "status", None) == 410:
+            if _history_gone(err):
                 self._gone(f"watch {self._what}: {describe(err).summary}")
             else:
                 self._failed("watch", err)
@@ -209,7 +211,7 @@ class Reflector:
 
     def _stream_error(self, obj: Any) -> None:
         status = obj if isinstance(obj, dict) else {}
-        if status.get("code") == 410:
+        if _history_gone(status):
             raise _Gone(f"watch {self._what}: {status_reason(status)}")
         raise BadResponse(f"watch: error event: {status_reason(status)}")
 
@@ -224,18 +226,25 @@ class Reflector:
         if self._stopped.is_set():
             return
         failure = describe(err)
-        delay = self.backoff.next(failure.retry_after or 0.0)
+        self.failures += 1
+        delay = max(self.backoff.step(), failure.retry_after or 0.0)
         if not self._streak_logged:
             self._streak_logged = True
             log.warning("%s %s failed: %s; retrying in %.1fs (further failures logged at -v=4)",
                         what, self._what, failure.summary, delay)
         else:
             log.log(V(4), "%s %s failed again (%d in a row): %s; retrying in %.1fs", what, self._what,
-                    self.backoff.failures, failure.summary, delay)
-        self._stopped.wait(delay)
+                    self.failures, failure.summary, delay)
+        self.backoff.clock.wait(self._stopped, delay)
 
     def _succeeded(self) -> None:
         if self._streak_logged:
-            log.info("%s: recovered after %d failures", self._what, self.backoff.failures)
+            log.info("%s: recovered after %d failures", self._what, self.failures)
             self._streak_logged = False
+        self.failures = 0
         self.backoff.reset()
+
+
+def _history_gone(err: BaseException | dict[str, Any]) -> bool:
+    """410: the resourceVersion or continue token is older than the server's history (client-go checks both)."""
+    return is_resource_expired(err) or is_gone(err)

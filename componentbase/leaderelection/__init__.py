@@ -25,8 +25,6 @@ from componentbase.leaderelection._leaselock import (
 )
 from componentbase.leaderelection._record import (
     LeaderElectionRecord,
-    format_micro_time,
-    parse_micro_time,
     record_from_spec,
     record_to_spec,
     wire_lease_duration,
@@ -45,8 +43,6 @@ __all__ = [
     "LockNotFound",
     "LockTimeout",
     "default_identity",
-    "format_micro_time",
-    "parse_micro_time",
     "record_from_spec",
     "record_to_spec",
     "wire_lease_duration",

@@ -14,6 +14,7 @@ from componentbase.leaderelection._leaselock import (
     LeaseLock,
     ResourceLock,
 )
+from componentbase.util import REAL_CLOCK, Clock
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -73,6 +74,7 @@ class LeaderElectionConfig:
     up past ``renew_deadline``. ``stop_grace`` is how long the elector waits
     for ``on_started_leading`` to return after setting its stop event (default ``renew_deadline``);
     when the work does not return in time the lease is not released, so others wait for it to expire.
+    ``clock`` (client-go's ``Clock``) judges expiry and deadlines and stamps the record's times.
     """
 
     lock: ResourceLock
@@ -87,6 +89,7 @@ class LeaderElectionConfig:
     stop_grace: float | None = None
     watchdog: HealthzAdaptor | None = None
     status_observer: LeaderStatusObserver | None = None
+    clock: Clock = REAL_CLOCK
 
     @property
     def lease_name(self) -> str:

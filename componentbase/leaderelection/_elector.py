@@ -10,29 +10,18 @@ that others will honour for ``lease_duration`` after they see it: the gap is the
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import queue
 import random
 import threading
-import time
 from collections.abc import Callable
 
 import attrs
 
-from componentbase.leaderelection._config import (
-    JITTER_FACTOR,
-    LeaderElectionConfig,
-)
-from componentbase.leaderelection._leaselock import (
-    LockConflict,
-    LockError,
-    LockNotFound,
-)
-from componentbase.leaderelection._record import (
-    LeaderElectionRecord,
-    wire_lease_duration,
-)
+from componentbase.leaderelection._config import JITTER_FACTOR, LeaderElectionConfig
+from componentbase.leaderelection._leaselock import LockConflict, LockError, LockNotFound
+from componentbase.leaderelection._record import LeaderElectionRecord, wire_lease_duration
+from componentbase.util import jitter
 
 __all__ = ["ElectorThread", "LeaderElectionHealthError", "LeaderElector"]
 
@@ -68,10 +57,6 @@ class _Notifier:
                 log.exception("on_new_leader callback failed")
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class LeaderElector:
     """One candidate for one lease. ``run`` returns once stopped or once leadership is lost."""
 
@@ -81,9 +66,10 @@ class LeaderElector:
         self._lock = config.lock
         self._identity = config.identity
         self._desc = config.lock.describe()
+        self._clock = config.clock
         self._mu = threading.Lock()
         self._observed = LeaderElectionRecord()
-        self._observed_time = time.monotonic()
+        self._observed_time = self._clock.monotonic()
         self._last_renew = float("-inf")
         self._reported_leader = ""
         self._leading = False
@@ -138,7 +124,7 @@ class LeaderElector:
         """Raise if we believe we lead but our lease expired more than the tolerance ago."""
         with self._mu:
             mine = self._observed.holder_identity == self._identity
-            since = time.monotonic() - self._observed_time
+            since = self._clock.monotonic() - self._observed_time
         if not mine:
             return
         expired_for = since - self._config.lease_duration
@@ -157,12 +143,12 @@ class LeaderElector:
         with self._mu:
             if record != self._observed:
                 self._observed = record
-                self._observed_time = time.monotonic()
+                self._observed_time = self._clock.monotonic()
 
     def _wrote(self, record: LeaderElectionRecord, sent_at: float) -> None:
         with self._mu:
             self._observed = record
-            self._observed_time = time.monotonic()
+            self._observed_time = self._clock.monotonic()
             if record.holder_identity == self._identity:
                 self._last_renew = sent_at
 
@@ -180,7 +166,7 @@ class LeaderElector:
     def _held_by_other(self, record: LeaderElectionRecord, observed_at: float) -> bool:
         if not record.holder_identity or record.holder_identity == self._identity:
             return False
-        return time.monotonic() < observed_at + self._expiry(record)
+        return self._clock.monotonic() < observed_at + self._expiry(record)
 
     def _maybe_report_transition(self) -> None:
         with self._mu:
@@ -208,11 +194,11 @@ class LeaderElector:
     def _budget(self, deadline: float | None) -> float:
         timeout = self._config.effective_request_timeout
         if deadline is not None:
-            timeout = min(timeout, deadline - time.monotonic())
+            timeout = min(timeout, deadline - self._clock.monotonic())
         return timeout
 
     def _write(self, record: LeaderElectionRecord, deadline: float | None, create: bool = False) -> None:
-        sent_at = time.monotonic()
+        sent_at = self._clock.monotonic()
         if create:
             self._lock.create(record, self._budget(deadline))
         else:
@@ -221,7 +207,7 @@ class LeaderElector:
 
     def _try_acquire_or_renew(self, deadline: float | None) -> bool:
         """One client-go ``tryAcquireOrRenew``; ``deadline`` is set while leading."""
-        now = _utcnow()
+        now = self._clock.now()
         desired = LeaderElectionRecord(
             holder_identity=self._identity,
             lease_duration_seconds=wire_lease_duration(self._config.lease_duration),
@@ -277,7 +263,7 @@ class LeaderElector:
     # --- the loops ---------------------------------------------------------------------------
 
     def _jittered(self) -> float:
-        return self._config.retry_period * (1 + self._rng.random() * JITTER_FACTOR)
+        return jitter(self._config.retry_period, JITTER_FACTOR, self._rng)
 
     def _acquire(self, stop: threading.Event) -> bool:
         log.info("attempting to acquire leader lease %s...", self._desc)
@@ -289,7 +275,7 @@ class LeaderElector:
                 log.info("successfully acquired lease %s", self._desc)
                 return True
             log.debug("failed to acquire lease %s", self._desc)
-            stop.wait(self._jittered())
+            self._clock.wait(stop, self._jittered())
         return False
 
     def _renew(self, stop: threading.Event, work_stop: threading.Event) -> bool:
@@ -299,11 +285,11 @@ class LeaderElector:
         while True:
             with self._mu:
                 deadline = self._last_renew + self._config.renew_deadline
-            wake = min(time.monotonic() + period, deadline)
-            if stop.wait(max(0.0, wake - time.monotonic())):
+            wake = min(self._clock.monotonic() + period, deadline)
+            if self._clock.wait(stop, wake - self._clock.monotonic()):
                 work_stop.set()
                 return True
-            if time.monotonic() >= deadline:
+            if self._clock.monotonic() >= deadline:
                 break
             renewed = self._try_acquire_or_renew(deadline)
             self._maybe_report_transition()
@@ -314,7 +300,7 @@ class LeaderElector:
             if holder and holder != self._identity:
                 reason = f"lease is held by {holder}"
                 break
-            if time.monotonic() >= deadline:
+            if self._clock.monotonic() >= deadline:
                 break
         work_stop.set()
         self._report_status(False)
@@ -323,10 +309,10 @@ class LeaderElector:
 
     def _release(self) -> bool:
         """client-go's ReleaseOnCancel: empty holder, 1s duration, so a candidate takes over at once."""
-        deadline = time.monotonic() + self._config.renew_deadline
+        deadline = self._clock.monotonic() + self._config.renew_deadline
         observed, _ = self._snapshot()
         while observed.holder_identity == self._identity:
-            now = _utcnow()
+            now = self._clock.now()
             released = LeaderElectionRecord(lease_duration_seconds=1, acquire_time=now, renew_time=now,
                                             leader_transitions=observed.leader_transitions)
             try:

@@ -8,17 +8,25 @@ dropped, so only the caller's thread ever changes the lock's cached Lease.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from componentbase.client import (
+    describe,
+    is_already_exists,
+    is_conflict,
+    is_not_found,
+    json_body,
+    request,
+    status_of,
+)
 from componentbase.leaderelection._record import (
     LeaderElectionRecord,
-    format_micro_time,
     record_from_spec,
+    record_to_spec,
 )
 
 if TYPE_CHECKING:
@@ -93,34 +101,22 @@ def call_with_timeout(fn: Callable[[], T], timeout: float, what: str = "request"
     return box["value"]  # type: ignore[no-any-return]
 
 
-class _MicroTime(dt.datetime):
-    """A datetime the client serialises (via ``isoformat``) as a MicroTime: 6 digits and ``Z``."""
-
-    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
-        return format_micro_time(self)
-
-
-def _micro(t: dt.datetime | None) -> _MicroTime | None:
-    if t is None:
-        return None
-    u = (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
-    return _MicroTime(u.year, u.month, u.day, u.hour, u.minute, u.second, u.microsecond, tzinfo=u.tzinfo)
-
-
 def _translate(exc: Exception, what: str) -> LockError:
-    from kubernetes.client.exceptions import ApiException  # slow import (~0.5 s): on first use, never for --help
-
+    """A failed call as a lock error: taken (409 Conflict or AlreadyExists), missing (404), or other."""
     if isinstance(exc, LockError):
         return exc
-    if isinstance(exc, ApiException):
-        status = int(exc.status) if exc.status else None
-        reason = f"{what}: {status} {exc.reason or ''}".strip()
-        if status == 404:
-            return LockNotFound(reason, status)
-        if status == 409:
-            return LockConflict(reason, status)
-        return LockError(reason, status)
-    return LockError(f"{what}: {type(exc).__name__}: {exc}")
+    status = status_of(exc)
+    if status is None:
+        return LockError(f"{what}: {describe(exc).summary}")
+    reason = f"{what}: {status} {getattr(exc, 'reason', '') or ''}".strip()
+    if is_not_found(exc):
+        return LockNotFound(reason, status)
+    if is_conflict(exc) or is_already_exists(exc):
+        return LockConflict(reason, status)
+    return LockError(reason, status)
+
+
+_LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 
 
 class LeaseLock:
@@ -139,24 +135,15 @@ class LeaseLock:
         self.name = name
         self.labels = dict(labels or {})
         self._api_client = api_client
-        self._api: Any = None
-        self._lease: Any = None  # V1Lease last read or written by us
+        self._lease: dict[str, Any] | None = None  # the Lease last read or written by us, as the server sent it
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def _coordination(self) -> Any:
-        if self._api is None:
-            from kubernetes.client import CoordinationV1Api  # slow import (~0.5 s): on first use, never for --help
-
-            self._api = CoordinationV1Api(self._api_client)
-        return self._api
-
-    def _call(self, what: str, timeout: float, fn: Callable[[Any, float], T]) -> T:
-        api = self._coordination()
+    def _call(self, what: str, timeout: float, fn: Callable[[float], T]) -> T:
         started = time.monotonic()
         try:
-            return call_with_timeout(lambda: fn(api, max(timeout, _MIN_TIMEOUT)), timeout, what)
+            return call_with_timeout(lambda: fn(max(timeout, _MIN_TIMEOUT)), timeout, what)
         except Exception as exc:
             err = _translate(exc, what)
             if not isinstance(err, LockNotFound | LockConflict):
@@ -164,51 +151,37 @@ class LeaseLock:
                 log.debug("%s %s failed after %.3fs: %s", what, self.describe(), elapsed, err)
             raise err from exc
 
+    def _request(self, method: str, timeout: float, body: Any = None, *, named: bool = True) -> Any:
+        """One call on the Lease (or, for a create, its collection), its JSON body read back.
+
+        Through ``client.request``: the client's models would re-serialise our MicroTimes as ``+00:00``.
+        """
+        path = _LEASES + ("/{name}" if named else "")
+        return json_body(request(self._api_client, method, path, path_params={"namespace": self.namespace,
+                                                                              "name": self.name},
+                                 body=body, content_type="application/json" if body is not None else None,
+                                 timeout=timeout))
+
     def get(self, timeout: float) -> LeaderElectionRecord:
-        lease = self._call(
-            "get", timeout,
-            lambda api, t: api.read_namespaced_lease(self.name, self.namespace, _request_timeout=t),
-        )
+        lease = self._call("get", timeout, lambda t: self._request("GET", t))
         self._lease = lease
-        return record_from_spec(lease.spec)
+        return record_from_spec(lease.get("spec"))
 
     def create(self, record: LeaderElectionRecord, timeout: float) -> None:
-        from kubernetes.client import V1Lease, V1ObjectMeta  # slow import (~0.5 s): on first use, never for --help
-
-        body = V1Lease(
-            api_version="coordination.k8s.io/v1",
-            kind="Lease",
-            metadata=V1ObjectMeta(name=self.name, namespace=self.namespace, labels=self.labels or None),
-            spec=self._spec(record),
-        )
-        self._lease = self._call(
-            "create", timeout,
-            lambda api, t: api.create_namespaced_lease(self.namespace, body, _request_timeout=t),
-        )
+        """Write the record as a new Lease: plain JSON, its MicroTimes formatted by us."""
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace,
+                             **({"labels": self.labels} if self.labels else {})},
+                "spec": record_to_spec(record)}
+        self._lease = self._call("create", timeout, lambda t: self._request("POST", t, body, named=False))
 
     def update(self, record: LeaderElectionRecord, timeout: float) -> None:
-        from kubernetes.client import V1Lease  # slow import (~0.5 s): on first use, never for --help
-
+        """Replace the Lease last seen: its resourceVersion makes a write by someone else meanwhile a conflict."""
         if self._lease is None:
             raise LockError("lease not initialized, call get or create first")
-        meta = self._lease.metadata
+        meta = dict(self._lease.get("metadata") or {})
         if self.labels:
-            meta.labels = {**(meta.labels or {}), **self.labels}
-        body = V1Lease(api_version="coordination.k8s.io/v1", kind="Lease", metadata=meta,
-                       spec=self._spec(record))
-        self._lease = self._call(
-            "update", timeout,
-            lambda api, t: api.replace_namespaced_lease(self.name, self.namespace, body, _request_timeout=t),
-        )
-
-    @staticmethod
-    def _spec(record: LeaderElectionRecord) -> Any:
-        from kubernetes.client import V1LeaseSpec  # slow import (~0.5 s): on first use, never for --help
-
-        return V1LeaseSpec(
-            holder_identity=record.holder_identity,
-            lease_duration_seconds=max(1, record.lease_duration_seconds),
-            acquire_time=_micro(record.acquire_time),
-            renew_time=_micro(record.renew_time),
-            lease_transitions=record.leader_transitions,
-        )
+            meta["labels"] = {**(meta.get("labels") or {}), **self.labels}
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta,
+                "spec": record_to_spec(record)}
+        self._lease = self._call("update", timeout, lambda t: self._request("PUT", t, body))

@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
+from componentbase.client import format_micro_time, parse_micro_time
+
 __all__ = [
     "LeaderElectionRecord",
-    "format_micro_time",
-    "parse_micro_time",
     "record_from_spec",
     "record_to_spec",
     "wire_lease_duration",
@@ -28,21 +28,6 @@ _UTC = dt.UTC
 def wire_lease_duration(seconds: float) -> int:
     """Whole seconds for ``leaseDurationSeconds``: rounded up, so a reader never waits less than we hold."""
     return max(1, math.ceil(seconds - 1e-9))
-
-
-def format_micro_time(t: dt.datetime) -> str:
-    """A metav1.MicroTime on the wire: UTC, always six fractional digits and ``Z``."""
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_UTC)
-    return t.astimezone(_UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_micro_time(text: str) -> dt.datetime:
-    """Accept RFC 3339 with or without a fraction, ``Z`` or an offset; return an aware UTC datetime."""
-    t = dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_UTC)
-    return t.astimezone(_UTC)
 
 
 @attrs.frozen(kw_only=True)

@@ -22,7 +22,7 @@ from componentbase.cli._options import (
     Options,
     flag,
 )
-from componentbase.client import observe_request
+from componentbase.client import is_forbidden, is_not_found, observe_request
 from componentbase.serving._delegation import (
     DelegationError,
     UserInfo,
@@ -178,11 +178,10 @@ def _read_client_ca(api: Any, timeout: float) -> str:
                 AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, _preload_content=False, _request_timeout=timeout))
         data = json.loads(resp.data).get("data") or {}
     except Exception as err:
-        status = getattr(err, "status", None)
-        if status == 404:
+        if is_not_found(err):
             data = {}
         else:
-            if status == 403:
+            if is_forbidden(err):
                 log.warning("Unable to get configmap/%s in %s.  Usually fixed by 'kubectl create rolebinding -n %s "
                             "ROLEBINDING_NAME --role=extension-apiserver-authentication-reader "
                             "--serviceaccount=YOUR_NS:YOUR_SA'", AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE,

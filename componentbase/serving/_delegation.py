@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from componentbase.client import status_of
+
 __all__ = ["ANONYMOUS", "DelegationError", "UserInfo", "delegation_client", "describe_error"]
 
 log = logging.getLogger("componentbase.serving")
@@ -70,8 +72,8 @@ def delegation_client(kubeconfig: str, flag: str, timeout: float) -> Any:
 
 def describe_error(err: BaseException) -> str:
     """A short reason without response bodies (a TokenReview reply carries the token)."""
-    status = getattr(err, "status", None)
-    if isinstance(status, int) and status > 0:
+    status = status_of(err)
+    if status:
         return f"HTTP {status} {getattr(err, 'reason', '') or ''}".strip()
     text = str(err)
     return type(err).__name__ + (f": {text[:300]}" if text else "")

@@ -5,6 +5,7 @@ Importing this package does not import ``kubernetes``; only ``LoopbackAPIServer.
 
 from __future__ import annotations
 
+from ._fakeclock import FakeClock
 from .apiserver import FAULTS_PATH, LoopbackAPIServer, User
 
-__all__ = ["FAULTS_PATH", "LoopbackAPIServer", "User"]
+__all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "User"]

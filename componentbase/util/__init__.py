@@ -1,10 +1,17 @@
-"""Small mechanisms every layer uses: Go durations, quantities, atomic file writes, token buckets, backoff and
-waits, TTL caches, pluggy markers, field errors and build information. Imports nothing else of componentbase.
+"""Small mechanisms every layer uses: Go durations, quantities, atomic file writes, token buckets, backoff,
+retries and waits on an injectable clock, TTL caches, pluggy markers, field errors and build information.
+Imports nothing else of componentbase.
 """
 
 from __future__ import annotations
 
 from componentbase.util import field, version
+from componentbase.util._clock import (
+    REAL_CLOCK,
+    Clock,
+    RealClock,
+    wait_until,
+)
 from componentbase.util._duration import (
     Duration,
     DurationError,
@@ -33,24 +40,36 @@ from componentbase.util._ttlcache import (
 )
 from componentbase.util._wait import (
     Backoff,
+    exponential_backoff,
+    exponential_delay,
+    jitter,
+    retry_on_error,
 )
 
 __all__ = [
+    "REAL_CLOCK",
     "Backoff",
+    "Clock",
     "Duration",
     "DurationError",
     "QuantityError",
+    "RealClock",
     "TTLCache",
     "TokenBucket",
+    "exponential_backoff",
+    "exponential_delay",
     "field",
     "format_duration",
     "hookimpl",
     "hookspec",
+    "jitter",
     "new_plugin_manager",
     "parse_duration",
     "parse_quantity",
     "quantity_milli_value",
     "quantity_value",
+    "retry_on_error",
     "version",
+    "wait_until",
     "write_atomic",
 ]

@@ -8,8 +8,8 @@ token and re-queues the item that long.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
+
+from componentbase.util._clock import REAL_CLOCK, Clock
 
 __all__ = ["TokenBucket"]
 
@@ -17,17 +17,15 @@ __all__ = ["TokenBucket"]
 class TokenBucket:
     """Tokens refill at ``qps`` a second up to ``burst``; a reservation may overdraw, as x/time/rate's ``Reserve``."""
 
-    def __init__(self, qps: float, burst: int, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], object] = time.sleep) -> None:
+    def __init__(self, qps: float, burst: int, *, clock: Clock = REAL_CLOCK) -> None:
         if qps <= 0 or burst < 1:
             raise ValueError("need qps > 0 and burst >= 1")
         self.qps = qps
         self.burst = burst
         self._clock = clock
-        self._sleep = sleep
         self._lock = threading.Lock()
         self._tokens = float(burst)
-        self._last = clock()
+        self._last = clock.monotonic()
 
     def reserve(self, max_wait: float | None = None) -> float | None:
         """Take a token; the seconds until it is really there (0 when the bucket had one).
@@ -36,7 +34,7 @@ class TokenBucket:
         refuses a reservation that would pass its context's deadline.
         """
         with self._lock:
-            now = self._clock()
+            now = self._clock.monotonic()
             tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps) - 1.0
             delay = 0.0 if tokens >= 0 else -tokens / self.qps
             if max_wait is not None and delay > max_wait:
@@ -48,5 +46,5 @@ class TokenBucket:
         """Wait for a token, as client-go's ``Accept``; the seconds waited (None: further off than ``max_wait``)."""
         delay = self.reserve(max_wait)
         if delay:
-            self._sleep(delay)
+            self._clock.sleep(delay)
         return delay

@@ -8,10 +8,11 @@ expired entries go first, then the oldest.
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Generic, TypeVar
+
+from componentbase.util._clock import REAL_CLOCK, Clock
 
 __all__ = ["TTLCache"]
 
@@ -21,7 +22,7 @@ V = TypeVar("V")
 class TTLCache(Generic[V]):
     """Values that expire each at its own time, at most ``max_entries`` of them (see the module doc)."""
 
-    def __init__(self, max_entries: int = 4096, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, max_entries: int = 4096, clock: Clock = REAL_CLOCK) -> None:
         self._max = max_entries
         self._clock = clock
         self._lock = threading.Lock()
@@ -33,7 +34,7 @@ class TTLCache(Generic[V]):
         if found is None:
             return None
         expires, value = found
-        if expires <= self._clock():
+        if expires <= self._clock.monotonic():
             with self._lock:
                 if self._items.get(key) is found:
                     del self._items[key]
@@ -44,7 +45,7 @@ class TTLCache(Generic[V]):
         if ttl <= 0:
             return
         with self._lock:
-            now = self._clock()
+            now = self._clock.monotonic()
             self._items[key] = (now + ttl, value)
             self._items.move_to_end(key)
             if len(self._items) > self._max:

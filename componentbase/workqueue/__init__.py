@@ -1,4 +1,5 @@
-"""Work queues, as client-go's ``util/workqueue``: a de-duplicating queue, its rate limiters and workers.
+"""Work queues, as client-go's ``util/workqueue``: a de-duplicating queue, its rate limiters, and worker
+pools that stop cleanly (``run_workers`` over a queue, ``TaskPool`` over submitted calls).
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from componentbase.workqueue._queue import (
     RateLimiter,
     RateLimitingQueue,
     ShutDown,
-    Workers,
     WorkQueue,
     default_controller_rate_limiter,
+)
+from componentbase.workqueue._workers import (
+    TaskPool,
+    Workers,
     run_workers,
 )
 
@@ -23,6 +27,7 @@ __all__ = [
     "RateLimiter",
     "RateLimitingQueue",
     "ShutDown",
+    "TaskPool",
     "WorkQueue",
     "Workers",
     "default_controller_rate_limiter",

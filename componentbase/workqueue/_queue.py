@@ -1,4 +1,4 @@
-"""client-go's work queue: de-duplicating, delaying and rate limited, plus a worker-pool helper.
+"""client-go's work queue: de-duplicating, delaying and rate limited.
 
 Controllers queue *keys* (``namespace/name``), not objects, and read the latest object from an informer's
 cache when they process a key. The queue guarantees what makes that safe:
@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from componentbase.util._flowcontrol import TokenBucket
+from componentbase.util import REAL_CLOCK, Clock, TokenBucket, exponential_delay
 
 __all__ = [
     "BucketRateLimiter",
@@ -30,12 +29,8 @@ __all__ = [
     "RateLimitingQueue",
     "ShutDown",
     "WorkQueue",
-    "Workers",
     "default_controller_rate_limiter",
-    "run_workers",
 ]
-
-log = logging.getLogger("componentbase.workqueue")
 
 T = TypeVar("T", bound=Hashable)
 
@@ -73,9 +68,7 @@ class ItemExponentialFailureRateLimiter:
         with self._lock:
             n = self._failures.get(item, 0)
             self._failures[item] = n + 1
-        if n > 62:  # 2**n overflows any sane cap long before this
-            return self.max_delay
-        return min(self.base_delay * (1 << n), self.max_delay)
+        return exponential_delay(self.base_delay, n, self.max_delay)
 
     def forget(self, item: Hashable) -> None:
         with self._lock:
@@ -89,8 +82,8 @@ class ItemExponentialFailureRateLimiter:
 class BucketRateLimiter:
     """A token bucket over all items (``qps``, ``burst``): bounds the overall retry rate."""
 
-    def __init__(self, qps: float = 10.0, burst: int = 100) -> None:
-        self.bucket = TokenBucket(qps, burst)
+    def __init__(self, qps: float = 10.0, burst: int = 100, *, clock: Clock = REAL_CLOCK) -> None:
+        self.bucket = TokenBucket(qps, burst, clock=clock)
         self.qps = qps
         self.burst = burst
 
@@ -275,73 +268,3 @@ class RateLimitingQueue(WorkQueue[T]):
 
     def num_requeues(self, item: T) -> int:
         return self.rate_limiter.num_requeues(item)
-
-
-# --- workers -------------------------------------------------------------------------------------
-
-class Workers:
-    """The threads ``run_workers`` started."""
-
-    def __init__(self, threads: list[threading.Thread]) -> None:
-        self.threads = threads
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the workers to return (after the queue shut down); True if all did."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for thread in self.threads:
-            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return not any(t.is_alive() for t in self.threads)
-
-
-def run_workers(queue: WorkQueue[T], n: int, process: Callable[[T], object], stop: threading.Event, *,
-                name: str = "", max_retries: int = 0) -> Workers:
-    """Start ``n`` threads that take items and call ``process(item)`` until ``stop`` is set.
-
-    As client-go controllers' ``processNextWorkItem``: success forgets the item's backoff; an exception
-    is logged on one line and, on a ``RateLimitingQueue``, the item is retried with backoff (given up
-    after ``max_retries`` retries, if set). Setting ``stop`` shuts the queue down; workers finish the
-    item in hand and return.
-    """
-    if n < 1:
-        raise ValueError("run_workers needs at least one worker")
-    label = name or queue.name or "workqueue"
-    limited = queue if isinstance(queue, RateLimitingQueue) else None
-
-    def handle(item: T) -> None:
-        try:
-            process(item)
-        except Exception as err:
-            if limited is None:
-                log.error("%s: error processing %r: %s: %s", label, item, type(err).__name__, err)
-            elif max_retries and limited.num_requeues(item) >= max_retries:
-                log.error("%s: dropping %r after %d retries: %s: %s", label, item, max_retries,
-                          type(err).__name__, err)
-                limited.forget(item)
-            else:
-                log.error("%s: error processing %r (retry %d): %s: %s", label, item,
-                          limited.num_requeues(item) + 1, type(err).__name__, err)
-                limited.add_rate_limited(item)
-        else:
-            if limited is not None:
-                limited.forget(item)
-
-    def work() -> None:
-        while True:
-            try:
-                item = queue.get()
-            except ShutDown:
-                return
-            try:
-                handle(item)
-            finally:
-                queue.done(item)
-
-    def stop_on() -> None:
-        stop.wait()
-        queue.shut_down()
-
-    threads = [threading.Thread(target=work, name=f"{label}-worker-{i}", daemon=True) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    threading.Thread(target=stop_on, name=f"{label}-stop", daemon=True).start()
-    return Workers(threads)

@@ -7,9 +7,9 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from componentbase.util import wait_until
 from examples.demo.workload import SCHEDULER_NAME
 
 LEASE_NAME = "componentbase-demo-scheduler"
@@ -95,13 +95,13 @@ def start_scheduler(index: int, config: Path, workdir: Path) -> Process:
 
 def identity_of(process: Process, timeout: float = 20.0) -> str:
     """The leader-election identity a replica logged when it became a candidate."""
-    deadline = time.monotonic() + timeout
     marker = "leader election candidate "
-    while time.monotonic() < deadline:
-        for line in process.log_text().splitlines():
-            if marker in line:
-                return line.split(marker, 1)[1].split()[0]
-        if not process.alive():
-            break
-        time.sleep(0.1)
+    found: list[str] = []
+
+    def logged() -> bool:
+        found.extend(line.split(marker, 1)[1].split()[0] for line in process.log_text().splitlines() if marker in line)
+        return bool(found) or not process.alive()
+
+    if wait_until(logged, timeout=timeout, interval=0.1) and found:
+        return found[0]
     raise RuntimeError(f"{process.name} did not start campaigning; see {process.log_path}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from componentbase.testing import LoopbackAPIServer
+from componentbase.util import wait_until
 
 FAST = ["--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms"]
 
@@ -36,15 +37,6 @@ def relay(name: str, stream: IO[str] | None, greeted: dict[str, float]) -> None:
         print(f"{name:>9} | {line.rstrip()}", flush=True)
 
 
-def wait_until(condition: object, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if callable(condition) and condition():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def main() -> int:
     greeted: dict[str, float] = {}
     with LoopbackAPIServer() as server, tempfile.TemporaryDirectory() as tmp:
@@ -54,7 +46,7 @@ def main() -> int:
                           f"clientConnection:\n  kubeconfig: {server.kubeconfig_path}\n")
         replicas = {name: start(name, config, greeted) for name in ("replica-a", "replica-b")}
         try:
-            if not wait_until(lambda: greeted, 20):
+            if not wait_until(lambda: bool(greeted), timeout=20):
                 print("no replica became leader", file=sys.stderr)
                 return 1
             time.sleep(2)
@@ -64,7 +56,7 @@ def main() -> int:
             stopped_at = time.monotonic()
             replicas[leader].send_signal(signal.SIGTERM)
             code = replicas[leader].wait(15)
-            if not wait_until(lambda: other in greeted, 10):
+            if not wait_until(lambda: other in greeted, timeout=10):
                 print(f"{other} did not take over", file=sys.stderr)
                 return 1
             handover = greeted[other] - stopped_at

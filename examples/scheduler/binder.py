@@ -8,12 +8,11 @@ kubernetes-client/python#547).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import componentbase
-from componentbase.client import describe, observe_request
+from componentbase.client import describe, format_time, observe_request
 from examples.scheduler.podinfo import PodInfo
 
 __all__ = ["APIBinder", "BindError", "pod_scheduled_condition", "unschedulable_condition"]
@@ -103,7 +102,7 @@ def unschedulable_condition(pod: Mapping[str, Any], reason: str, message: str) -
     old = pod_scheduled_condition(pod)
     if old is not None and (old.get("status"), old.get("reason"), old.get("message")) == ("False", reason, message):
         return None
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = format_time()
     since = old.get("lastTransitionTime") if old is not None and old.get("status") == "False" else None
     return {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message,
             "lastProbeTime": None, "lastTransitionTime": since or now}

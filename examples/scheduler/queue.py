@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
+from componentbase.util import exponential_delay
 from examples.scheduler.podinfo import PodInfo
 
 __all__ = [
@@ -255,13 +256,8 @@ class SchedulingQueue:
             self._cond.notify_all()
 
     def backoff_duration(self, qp: QueuedPodInfo) -> float:
-        """``initial * 2^(attempts-1)``, at most ``max``."""
-        duration = self.initial_backoff
-        for _ in range(1, qp.attempts):
-            duration *= 2
-            if duration >= self.max_backoff:
-                return self.max_backoff
-        return min(duration, self.max_backoff)
+        """``initial * 2^(attempts-1)``, at most ``max`` (kube-scheduler's ``calculateBackoffDuration``)."""
+        return exponential_delay(self.initial_backoff, qp.attempts - 1, self.max_backoff)
 
     def lengths(self) -> tuple[int, int, int]:
         """``(active, backoff, unschedulable)``, for metrics and tests."""

@@ -12,18 +12,19 @@ for a cluster event that may help it.
 from __future__ import annotations
 
 import logging
-import queue
 import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from componentbase import (
     events,
     informers,
+    workqueue,
 )
+from componentbase.client import is_conflict
 from examples.scheduler import config, profiles
 from examples.scheduler import queue as q
 from examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
@@ -43,34 +44,6 @@ SCHEDULER_ERROR = "SchedulerError"
 EVENT_MESSAGE_LIMIT = 1024
 #: How often pods parked unschedulable for too long are retried anyway (kube's 30 s).
 LEFTOVER_FLUSH_PERIOD = 30.0
-
-
-class _Workers:
-    """``n`` daemon threads running submitted calls; ``close`` lets them finish what is queued, for a bounded time."""
-
-    def __init__(self, n: int, name: str) -> None:
-        self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def submit(self, task: Callable[[], None]) -> None:
-        self._tasks.put(task)
-
-    def _work(self) -> None:
-        while (task := self._tasks.get()) is not None:
-            try:
-                task()
-            except Exception:  # a bug in one binding must not end the binder thread
-                log.exception("binding task failed")
-
-    def close(self, timeout: float) -> bool:
-        for _ in self._threads:
-            self._tasks.put(None)
-        deadline = time.monotonic() + timeout
-        for t in self._threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        return not any(t.is_alive() for t in self._threads)
 
 
 class Scheduler:
@@ -96,7 +69,7 @@ class Scheduler:
         self.broadcaster = events.EventBroadcaster(api_client, sink=event_sink)
         host = socket.gethostname() if hostname is None else hostname
         self.recorders = {name: self.broadcaster.new_recorder(name, host) for name in self.frameworks}
-        self._workers: _Workers | None = None
+        self._workers: workqueue.TaskPool | None = None
 
     # --- running -------------------------------------------------------------------------------
 
@@ -110,7 +83,7 @@ class Scheduler:
                 return 0
             log.info("Caches synced: %d nodes, scheduling for %s", len(self.snapshot),
                      ", ".join(sorted(self.frameworks)))
-            self._workers = _Workers(self.cfg.parallelism, "binder")
+            self._workers = workqueue.TaskPool(self.cfg.parallelism, "binder")
             flusher = threading.Thread(target=self._flush_leftovers, args=(stop,), name="unschedulable-flush",
                                        daemon=True)
             flusher.start()
@@ -248,7 +221,7 @@ class Scheduler:
             self.binder.patch_condition(pod, condition)
         except Exception as e:  # a conflict means the pod moved on (bound, changed): nothing to correct
             meta = pod.get("metadata") or {}
-            log.log(logging.INFO if getattr(e, "status", None) == 409 else logging.ERROR,
+            log.log(logging.INFO if is_conflict(e) else logging.ERROR,
                     "Error updating pod %s/%s: %s", meta.get("namespace"), meta.get("name"), e)
 
 

@@ -10,13 +10,13 @@ asks: the verb of the HTTP method on ``nodes/proxy`` of this node (``nodes/log``
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import componentbase
+from componentbase.client import parse_time
 from examples.virtual_kubelet import execws
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound
@@ -68,7 +68,7 @@ def parse_log_options(query: Mapping[str, list[str]]) -> LogOptions:
     text = _one(query, "sinceTime")
     if text:
         try:
-            since_time = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            since_time = parse_time(text)
         except ValueError:
             raise LogOptionsError(f'could not parse "sinceTime": {text!r} is not RFC 3339') from None
     since_seconds = _int(query, "sinceSeconds", 1)

@@ -8,47 +8,45 @@ renewals: the node then goes stale, as a real kubelet's would.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from componentbase.client import format_micro_time, request
+from componentbase.util import Backoff
 from examples.virtual_kubelet import kubeapi
 from examples.virtual_kubelet.ping import PingMonitor
 
-__all__ = ["NODE_LEASE_NAMESPACE", "NodeLease", "micro_time"]
+__all__ = ["NODE_LEASE_NAMESPACE", "NodeLease"]
 
 log = logging.getLogger("examples.virtual_kubelet.node")
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
+_LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 _UPDATE_TRIES = 5
-
-
-def micro_time(t: dt.datetime | None = None) -> str:
-    """A ``metav1.MicroTime``: RFC 3339 with microseconds, in UTC."""
-    t = (t or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond:06d}Z"
 
 
 class NodeLease:
     """Keeps one node's Lease fresh while the provider answers pings."""
 
     def __init__(self, api_client: Any, node_name: str, *, duration: int, renew_interval: float,
-                 ping: PingMonitor, node_uid: Callable[[], str | None], retry_initial: float = 0.2,
-                 retry_max: float = 7.0, request_timeout: float = 10.0) -> None:
+                 ping: PingMonitor, node_uid: Callable[[], str | None], retry: Backoff,
+                 request_timeout: float = 10.0) -> None:
         if duration <= 0 or not 0 < renew_interval < duration:
             raise ValueError("lease renew interval must be positive and less than the lease duration")
         from kubernetes.client import CoordinationV1Api
 
-        self.api: Any = CoordinationV1Api(api_client)
+        api = CoordinationV1Api(api_client)
+        self._read = api.read_namespaced_lease
+        # Unvalidated: the client's models would rewrite our MicroTime renewTime in their own format.
+        self._api_client = api_client
         self.node_name = node_name
         self.duration = duration
         self.renew_interval = renew_interval
         self.ping = ping
         self.node_uid = node_uid
-        self.retry_initial = retry_initial
-        self.retry_max = retry_max
+        self.retry = retry
         self.timeout = request_timeout
         self.latest: dict[str, Any] | None = None
         self.renewals = 0
@@ -61,7 +59,7 @@ class NodeLease:
         meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": self.node_name, "uid": uid}]
         lease["metadata"] = meta
         lease["spec"] = {**(lease.get("spec") or {}), "holderIdentity": self.node_name,
-                         "leaseDurationSeconds": self.duration, "renewTime": micro_time()}
+                         "leaseDurationSeconds": self.duration, "renewTime": format_micro_time()}
         return lease
 
     def run(self, stop: threading.Event) -> None:
@@ -86,26 +84,26 @@ class NodeLease:
 
     def _ensure(self, uid: str, stop: threading.Event) -> tuple[dict[str, Any] | None, bool]:
         """The lease as the server has it (created if missing), retrying with backoff until ``stop``."""
-        delay = self.retry_initial
+        backoff = self.retry.copy()
         while not stop.is_set():
             try:
-                resp = self.api.read_namespaced_lease(self.node_name, NODE_LEASE_NAMESPACE, _preload_content=False,
-                                                      _request_timeout=self.timeout)
+                resp = self._read(self.node_name, NODE_LEASE_NAMESPACE, _preload_content=False,
+                                  _request_timeout=self.timeout)
                 self.latest = kubeapi.body(resp)
                 return self.latest, False
             except Exception as err:
                 if kubeapi.is_not_found(err):
                     try:
-                        resp = self.api.create_namespaced_lease(NODE_LEASE_NAMESPACE, self._new(None, uid),
-                                                                _preload_content=False,
-                                                                _request_timeout=self.timeout)
+                        resp = request(self._api_client, "POST", _LEASES,
+                                       path_params={"namespace": NODE_LEASE_NAMESPACE}, body=self._new(None, uid),
+                                       content_type="application/json", timeout=self.timeout)
                         self.latest = kubeapi.body(resp)
                         self.renewals += 1
                         log.debug("Created node lease %s/%s", NODE_LEASE_NAMESPACE, self.node_name)
                         return self.latest, True
                     except Exception as create_err:
                         err = create_err
-                delay = min(delay * 2, self.retry_max)
+                delay = backoff.step()
                 log.error("Failed to ensure node lease exists, will retry in %.1fs: %s", delay, kubeapi.describe(err))
                 stop.wait(delay)
         return None, False
@@ -115,8 +113,9 @@ class NodeLease:
             if stop.is_set():
                 return False
             try:
-                resp = self.api.replace_namespaced_lease(self.node_name, NODE_LEASE_NAMESPACE, self._new(base, uid),
-                                                         _preload_content=False, _request_timeout=self.timeout)
+                resp = request(self._api_client, "PUT", _LEASES + "/{name}",
+                               path_params={"namespace": NODE_LEASE_NAMESPACE, "name": self.node_name},
+                               body=self._new(base, uid), content_type="application/json", timeout=self.timeout)
                 self.latest = kubeapi.body(resp)
                 self.renewals += 1
                 return True

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from componentbase.util import wait_until
 from examples.virtual_kubelet import kubeapi, nodespec
 from examples.virtual_kubelet.nodecontroller import NodeController
 from examples.virtual_kubelet.podcontroller import PodController
@@ -142,10 +143,9 @@ class Node:
 
     def _wait(self, stop: threading.Event, deadline: float | None, done: Callable[[], bool],
               what: Callable[[], str]) -> None:
-        while not done() and not stop.is_set():
-            if deadline is not None and time.monotonic() >= deadline:
-                raise StartupTimeout(f"timed out after {self.startup_timeout:g}s waiting for {what()}")
-            stop.wait(0.02)
+        left = None if deadline is None else deadline - time.monotonic()
+        if not wait_until(done, stop, left) and not stop.is_set():
+            raise StartupTimeout(f"timed out after {self.startup_timeout:g}s waiting for {what()}")
 
 
 def _start(target: Callable[[threading.Event], None], stop: threading.Event, name: str) -> threading.Thread:

@@ -13,6 +13,8 @@ import logging
 import threading
 from typing import Any
 
+from componentbase.client import DEFAULT_RETRY
+from componentbase.util import retry_on_error
 from examples.virtual_kubelet import kubeapi, nodespec
 from examples.virtual_kubelet.lease import NodeLease
 from examples.virtual_kubelet.ping import PingMonitor
@@ -24,7 +26,6 @@ __all__ = ["NodeController"]
 log = logging.getLogger("examples.virtual_kubelet.node")
 
 Node = dict[str, Any]
-_CONFLICT_TRIES = 5
 
 
 class NodeController:
@@ -41,8 +42,7 @@ class NodeController:
         self.ping = PingMonitor(provider, timings.ping_interval, timings.ping_timeout)
         self.lease = NodeLease(api_client, self.name, duration=timings.lease_duration,
                                renew_interval=timings.renew_interval, ping=self.ping, node_uid=self._uid,
-                               retry_initial=timings.retry_initial, retry_max=timings.retry_max,
-                               request_timeout=timings.request_timeout)
+                               retry=timings.retry_backoff(), request_timeout=timings.request_timeout)
         self.registered = threading.Event()
         self.status_updates = 0
         self._lock = threading.Lock()
@@ -90,12 +90,15 @@ class NodeController:
         threads[1].start()
         threading.Thread(target=self._wake_on, args=(stop,), name="node-stop", daemon=True).start()
         self.registered.set()
+        wait = self.timings.status_interval
         while not stop.is_set():
-            self._changed.wait(self.timings.status_interval)
+            self._changed.wait(wait)
             if stop.is_set():
                 break
             self._changed.clear()
-            self._heartbeat(stop)
+            # A failed status write is retried after a short pause, not a whole status interval later.
+            interval = self.timings.status_interval
+            wait = interval if self._heartbeat(stop) else min(self.timings.retry_max, interval)
         for t in threads:
             t.join(timeout=self.timings.request_timeout)
 
@@ -104,7 +107,7 @@ class NodeController:
         self._changed.set()
 
     def _register(self, stop: threading.Event) -> bool:
-        delay = self.timings.retry_initial
+        backoff = self.timings.retry_backoff()
         while not stop.is_set():
             try:
                 self._ensure_node()
@@ -112,31 +115,25 @@ class NodeController:
                 log.info("Node %s registered", self.name)
                 return True
             except Exception as err:
-                delay = min(delay * 2, self.timings.retry_max)
+                delay = backoff.step()
                 log.error("Failed to register node %s, will retry in %.1fs: %s", self.name, delay,
                           kubeapi.describe(err))
                 stop.wait(delay)
         return False
 
-    def _heartbeat(self, stop: threading.Event) -> None:
+    def _heartbeat(self, stop: threading.Event) -> bool:
+        """Write the node's status unless the provider's ping fails; False if the write failed."""
         error = self.ping.error(stop)
         if error is not None:
             if not stop.is_set():
                 log.error("Not updating node status because node ping failed: %s", error)
-            return
+            return True
         try:
             self._write_status()
         except Exception as err:
             log.error("Error handling node status update: %s", kubeapi.describe(err))
-            self._retry_soon(stop)
-
-    def _retry_soon(self, stop: threading.Event) -> None:
-        """A failed status write is retried after a short pause, not a whole status interval later."""
-        def later() -> None:
-            if not stop.wait(min(self.timings.retry_max, self.timings.status_interval)):
-                self._changed.set()
-
-        threading.Thread(target=later, name="node-status-retry", daemon=True).start()
+            return False
+        return True
 
     def mark_not_ready(self, message: str = "virtual-kubelet is shutting down") -> None:
         """The last status write of a clean stop; one try, bounded by the request timeout."""
@@ -164,57 +161,50 @@ class NodeController:
             self._server_node = node
 
     def _ensure_node(self) -> None:
-        """Create the node, or take over the one there: our labels and our taint on it."""
+        """Create the node, or take over the one there: our labels and our taint on it.
+
+        Read again and retried while someone else creates or changes the node under us (client-go's
+        ``RetryOnConflict``): a node created meanwhile is taken over.
+        """
+        retry_on_error(DEFAULT_RETRY, lambda err: kubeapi.is_conflict(err) or kubeapi.is_already_exists(err),
+                       self._ensure_node_once)
+
+    def _ensure_node_once(self) -> None:
         t = self.timings.request_timeout
-        for _ in range(_CONFLICT_TRIES):
-            current = self._read()
-            with self._lock:
-                wanted = copy.deepcopy(self.node)
-            if current is None:
-                try:
-                    self._remember(kubeapi.body(self.api.create_node(wanted, _preload_content=False,
-                                                                     _request_timeout=t)))
-                    return
-                except Exception as err:
-                    if kubeapi.status_of(err) == 409:
-                        continue  # created by someone else meanwhile: take it over
-                    raise
-            merged = _take_over(current, wanted)
-            if merged == current:
-                self._remember(current)
-                return
-            try:
-                self._remember(kubeapi.body(self.api.replace_node(self.name, merged, _preload_content=False,
-                                                                  _request_timeout=t)))
-                log.info("Took over existing node %s", self.name)
-                return
-            except Exception as err:
-                if not kubeapi.is_conflict(err):
-                    raise
-        raise RuntimeError(f"node {self.name} kept changing while being registered")
+        current = self._read()
+        with self._lock:
+            wanted = copy.deepcopy(self.node)
+        if current is None:
+            self._remember(kubeapi.body(self.api.create_node(wanted, _preload_content=False, _request_timeout=t)))
+            return
+        merged = _take_over(current, wanted)
+        if merged == current:
+            self._remember(current)
+            return
+        self._remember(kubeapi.body(self.api.replace_node(self.name, merged, _preload_content=False,
+                                                          _request_timeout=t)))
+        log.info("Took over existing node %s", self.name)
 
     def _write_status(self) -> None:
-        """Read the node, put our status on it (keeping conditions others own), write ``/status``."""
-        t = self.timings.request_timeout
-        for _ in range(_CONFLICT_TRIES):
-            current = self._read()
-            if current is None:  # deleted under us: register again, as the kubelet does
-                self._ensure_node()
-                current = self.server_node() or {}
-            with self._lock:
-                nodespec.apply_heartbeat(self.node)
-                status = copy.deepcopy(self.node.get("status") or {})
-            body = dict(current)
-            body["status"] = _merge_status(current.get("status") or {}, status)
-            try:
-                self._remember(kubeapi.body(self.api.replace_node_status(self.name, body, _preload_content=False,
-                                                                         _request_timeout=t)))
-                self.status_updates += 1
-                return
-            except Exception as err:
-                if not kubeapi.is_conflict(err):
-                    raise
-        raise RuntimeError(f"node {self.name} kept changing while its status was written")
+        """Read the node, put our status on it (keeping conditions others own), write ``/status``.
+
+        On a conflict, read and write again (client-go's ``RetryOnConflict``).
+        """
+        retry_on_error(DEFAULT_RETRY, kubeapi.is_conflict, self._write_status_once)
+
+    def _write_status_once(self) -> None:
+        current = self._read()
+        if current is None:  # deleted under us: register again, as the kubelet does
+            self._ensure_node()
+            current = self.server_node() or {}
+        with self._lock:
+            nodespec.apply_heartbeat(self.node)
+            status = copy.deepcopy(self.node.get("status") or {})
+        body = dict(current)
+        body["status"] = _merge_status(current.get("status") or {}, status)
+        self._remember(kubeapi.body(self.api.replace_node_status(self.name, body, _preload_content=False,
+                                                                 _request_timeout=self.timings.request_timeout)))
+        self.status_updates += 1
 
 
 def _take_over(current: Node, wanted: Node) -> Node:

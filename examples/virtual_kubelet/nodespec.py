@@ -6,7 +6,7 @@ import platform
 from typing import Any
 
 import componentbase
-from examples.virtual_kubelet.timefmt import now
+from componentbase.client import format_time
 
 __all__ = ["CONDITION_DEFAULTS", "apply_heartbeat", "architecture", "base_node", "complete", "set_ready"]
 
@@ -35,7 +35,7 @@ def base_node(name: str, *, operating_system: str, provider: str, taint_key: str
               listen_port: int) -> Node:
     """The node before the provider configures it: labels, taint, nodeInfo, the kubelet endpoint."""
     os_name = operating_system.lower()
-    stamp = now()
+    stamp = format_time()
     node: Node = {
         "apiVersion": "v1",
         "kind": "Node",
@@ -65,7 +65,7 @@ def complete(node: Node) -> None:
     status = node.setdefault("status", {})
     conditions = status.setdefault("conditions", [])
     have = {c.get("type") for c in conditions}
-    stamp = now()
+    stamp = format_time()
     for kind, (s, r, m) in CONDITION_DEFAULTS.items():
         if kind not in have:
             conditions.append({"type": kind, "status": s, "reason": r, "message": m, "lastHeartbeatTime": stamp,
@@ -83,7 +83,7 @@ def set_ready(node: Node, ready: bool, reason: str, message: str) -> None:
     status = node.setdefault("status", {})
     status["phase"] = "Running" if ready else status.get("phase", "Pending")
     want = "True" if ready else "False"
-    stamp = now()
+    stamp = format_time()
     for cond in status.setdefault("conditions", []):
         if cond.get("type") == "Ready":
             if cond.get("status") != want:
@@ -96,6 +96,6 @@ def set_ready(node: Node, ready: bool, reason: str, message: str) -> None:
 
 def apply_heartbeat(node: Node) -> None:
     """Every condition's ``lastHeartbeatTime`` is now, as upstream's ``updateNodeStatusHeartbeat``."""
-    stamp = now()
+    stamp = format_time()
     for cond in (node.get("status") or {}).get("conditions") or ():
         cond["lastHeartbeatTime"] = stamp

@@ -22,11 +22,11 @@ import time
 from typing import Any
 
 import componentbase
+from componentbase.client import format_time, parse_time
 from examples.virtual_kubelet import kubeapi, podcompare
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import PodNotFound
 from examples.virtual_kubelet.resources import LookupFailed
-from examples.virtual_kubelet.timefmt import now, parse_time
 from examples.virtual_kubelet.timings import Timings
 
 __all__ = ["PodController"]
@@ -96,11 +96,9 @@ class PodController:
         self._delete_dangling()
         self.pods.add_event_handler(self._on_add, self._on_update, self._on_delete)
         n = self.workers
-        pools = [workqueue.run_workers(self.sync_queue, n, self._sync, stop, name="syncPodsFromKubernetes"),
-                 workqueue.run_workers(self.status_queue, n, self._sync_status, stop,
-                                       name="syncPodStatusFromProvider"),
-                 workqueue.run_workers(self.delete_queue, n, self._delete_from_api, stop,
-                                       name="deletePodsFromKubernetes")]
+        pools = [workqueue.run_workers(self.sync_queue, n, self._sync, name="syncPodsFromKubernetes"),
+                 workqueue.run_workers(self.status_queue, n, self._sync_status, name="syncPodStatusFromProvider"),
+                 workqueue.run_workers(self.delete_queue, n, self._delete_from_api, name="deletePodsFromKubernetes")]
         poll = self.timings.status_poll_interval if not notifies else self.resync_period
         poller = threading.Thread(target=self._poll, args=(stop, poll, not notifies), name="pod-status-poll",
                                   daemon=True)
@@ -109,10 +107,12 @@ class PodController:
         self.ready.set()
         log.info("Pod controller started with %d workers", n)
         stop.wait()
-        for queue in (self.sync_queue, self.status_queue, self.delete_queue):
-            queue.shut_down()
+        for pool in pools:
+            pool.stop()  # each worker finishes the pod in hand
         for pool in pools:
             pool.join(self.timings.request_timeout)
+        if poller.ident is not None:
+            poller.join(self.timings.request_timeout)
 
     # --- informer handlers ----------------------------------------------------------------------
 
@@ -351,8 +351,11 @@ class PodController:
         known = self._known_pod(_key(pod))
         if known is None or known.last_used is None:
             return  # not handed to the provider yet: nothing is lost
-        created = parse_time(str((pod.get("metadata") or {}).get("creationTimestamp") or ""))
-        young = created is not None and time.time() - created.timestamp() <= self.timings.lost_pod_grace
+        try:
+            created: float | None = parse_time(str((pod.get("metadata") or {}).get("creationTimestamp"))).timestamp()
+        except ValueError:
+            created = None
+        young = created is not None and time.time() - created <= self.timings.lost_pod_grace
         if (pod.get("status") or {}).get("phase") != "Running" and young:
             return
         self._provider_status({**pod, "status": _lost_status(pod.get("status") or {})})
@@ -362,7 +365,7 @@ def _lost_status(status: dict[str, Any]) -> dict[str, Any]:
     """Failed, with each running container terminated as not found (upstream's wording and exit code)."""
     lost = copy.deepcopy(status)
     lost.update(phase="Failed", reason=REASON_NOT_FOUND, message=MESSAGE_NOT_FOUND)
-    stamp = now()
+    stamp = format_time()
     for cs in lost.get("containerStatuses") or ():
         running = (cs.get("state") or {}).get("running")
         if running is None:

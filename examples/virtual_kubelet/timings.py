@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from componentbase.util import Backoff
+
 __all__ = ["Timings"]
 
 
@@ -28,6 +30,11 @@ class Timings:
     retry_max: float = 7.0
     #: The longest any single API call may take.
     request_timeout: float = 10.0
+
+    def retry_backoff(self) -> Backoff:
+        """Doubling from ``retry_initial`` to ``retry_max``, no jitter; upstream doubles before the first wait."""
+        return Backoff(duration=min(2 * self.retry_initial, self.retry_max), factor=2.0, jitter=0.0,
+                       cap=self.retry_max)
 
     @property
     def renew_interval(self) -> float:

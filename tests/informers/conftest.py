@@ -111,4 +111,4 @@ def stop() -> Iterator[threading.Event]:
 
 
 def fast_backoff() -> Backoff:
-    return Backoff(initial=0.05, cap=0.3, jitter=0.2)
+    return Backoff(duration=0.05, cap=0.3, jitter=0.2)

@@ -134,7 +134,7 @@ def test_backoff_under_500s_is_bounded_and_logged_once(server: LoopbackAPIServer
                                                        caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
     server.faults.set(error_rate=1.0, error_code=500)
-    informer = _informer(api, Backoff(initial=0.1, cap=0.4, jitter=0.0))
+    informer = _informer(api, Backoff(duration=0.1, cap=0.4, jitter=0.0))
     informer.start(stop)
     time.sleep(1.5)
     requests = server.faults.counts.get("error", 0)
@@ -152,7 +152,7 @@ def test_backoff_under_500s_is_bounded_and_logged_once(server: LoopbackAPIServer
 def test_429_waits_as_long_as_retry_after(server: LoopbackAPIServer, api: client.ApiClient,
                                           stop: threading.Event) -> None:
     server.faults.set(error_rate=1.0, error_code=429, retry_after=1, verbs=["list"])
-    informer = _informer(api, Backoff(initial=0.01, cap=0.05, jitter=0.0))
+    informer = _informer(api, Backoff(duration=0.01, cap=0.05, jitter=0.0))
     informer.start(stop)
     time.sleep(1.5)
     assert server.faults.counts.get("error", 0) == 2  # at 0 s and after 1 s, not every 10 ms
@@ -164,7 +164,7 @@ def test_dropped_watch_connections_back_off_and_resume(server: LoopbackAPIServer
                                                        stop: threading.Event) -> None:
     v1 = client.CoreV1Api(api)
     _count_lists(server)
-    informer = _informer(api, Backoff(initial=0.1, cap=0.2, jitter=0.0))
+    informer = _informer(api, Backoff(duration=0.1, cap=0.2, jitter=0.0))
     mirror = Mirror()
     informer.add_event_handler(**mirror.handlers())
     informer.start(stop)

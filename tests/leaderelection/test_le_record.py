@@ -1,4 +1,4 @@
-"""The record, its wire form, config validation and identity: no server needed."""
+"""The record, its wire form, expiry judged on the local clock, config validation and identity: no server."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import datetime as dt
 import re
 import subprocess
 import sys
+import threading
 from typing import Any
 
+import attrs
 import pytest
 
+from componentbase.client import format_micro_time, parse_micro_time
 from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.leaderelection import (
     LeaderCallbacks,
@@ -18,13 +21,13 @@ from componentbase.leaderelection import (
     LeaderElectionRecord,
     LeaderElector,
     LeaseLock,
+    LockNotFound,
     default_identity,
-    format_micro_time,
-    parse_micro_time,
     record_from_spec,
     record_to_spec,
     wire_lease_duration,
 )
+from componentbase.testing import FakeClock
 from componentbase.util import Duration
 
 UTC = dt.UTC
@@ -133,3 +136,81 @@ def test_healthz_adaptor_without_elector_passes() -> None:
     h = HealthzAdaptor(0.5)
     assert h.name == "leaderElection"
     h.check()
+
+
+class MemoryLock:
+    """A lock in memory; another holder renews (changes the record) on every read until ``stops_renewing_at``."""
+
+    def __init__(self, clock: FakeClock, holder: LeaderElectionRecord | None, stops_renewing_at: float = 0.0) -> None:
+        self.clock = clock
+        self.record = holder
+        self.stops_renewing_at = stops_renewing_at
+
+    def get(self, timeout: float) -> LeaderElectionRecord:
+        if self.record is None:
+            raise LockNotFound("missing", 404)
+        if self.record.holder_identity == "other" and self.clock.monotonic() < self.stops_renewing_at:
+            self.record = attrs.evolve(self.record, renew_time=self.clock.now())
+        return self.record
+
+    def create(self, record: LeaderElectionRecord, timeout: float) -> None:
+        self.record = record
+
+    def update(self, record: LeaderElectionRecord, timeout: float) -> None:
+        self.record = record
+
+    def describe(self) -> str:
+        return "memory/lease"
+
+
+def _campaign(lock: MemoryLock, clock: FakeClock) -> float:
+    """Run a candidate until it leads; the fake time at which it did."""
+    stop = threading.Event()
+    acquired: list[float] = []
+
+    def observe(name: str, leading: bool) -> None:
+        if leading:
+            acquired.append(clock.monotonic())
+            stop.set()
+
+    config = LeaderElectionConfig(lock=lock, identity="me", callbacks=CALLBACKS, lease_duration=15.0,
+                                  renew_deadline=10.0, retry_period=2.0, status_observer=observe, clock=clock)
+    LeaderElector(config).run(stop)
+    assert acquired, "never led"
+    return acquired[0]
+
+
+def _held_by_other(renewed: dt.datetime) -> LeaderElectionRecord:
+    return LeaderElectionRecord(holder_identity="other", lease_duration_seconds=15, acquire_time=renewed,
+                                renew_time=renewed)
+
+
+def test_an_unchanged_record_expires_lease_duration_after_it_was_first_seen() -> None:
+    clock = FakeClock()
+    start = clock.monotonic()
+    # Renewed "in the future" by the other host's wall clock: the timestamps are never trusted.
+    lock = MemoryLock(clock, _held_by_other(clock.now() + dt.timedelta(hours=1)))
+    took = _campaign(lock, clock) - start
+    assert 15.0 <= took <= 15.0 + 2.0 * 2.2  # the lease, then at most one jittered retry period
+    assert lock.record is not None and lock.record.holder_identity == "me"
+    assert lock.record.leader_transitions == 1
+
+
+def test_each_change_of_the_record_restarts_the_expiry() -> None:
+    clock = FakeClock()
+    start = clock.monotonic()
+    # Renewed an hour ago by its wall clock, yet alive: it keeps changing the record for 30 s.
+    lock = MemoryLock(clock, _held_by_other(clock.now() - dt.timedelta(hours=1)), stops_renewing_at=start + 30.0)
+    took = _campaign(lock, clock) - start
+    assert 30.0 + 15.0 - 2.0 * 2.2 <= took <= 30.0 + 15.0 + 2.0 * 2.2
+
+
+def test_a_free_lease_is_taken_at_once_with_times_from_the_clock() -> None:
+    clock = FakeClock()
+    start = clock.monotonic()
+    lock = MemoryLock(clock, None)
+    assert _campaign(lock, clock) == start  # no wait at all
+    assert lock.record is not None
+    assert lock.record.acquire_time == lock.record.renew_time
+    assert format_micro_time(lock.record.acquire_time) == "2026-05-01T12:00:00.000000Z"  # FakeClock's wall start
+    assert record_to_spec(lock.record)["leaseDurationSeconds"] == 15

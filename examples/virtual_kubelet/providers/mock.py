@@ -15,8 +15,8 @@ import attrs
 
 import componentbase
 from componentbase import field
+from componentbase.client import format_time
 from examples.virtual_kubelet.provider_types import PodNotFound, ProviderContext, ProviderSpec
-from examples.virtual_kubelet.timefmt import now
 
 __all__ = ["SPEC", "MockConfig", "MockProvider"]
 
@@ -85,7 +85,7 @@ class MockProvider:
 
     @componentbase.hookimpl
     def create_pod(self, pod: Pod) -> None:
-        started = now()
+        started = format_time()
         # The pod controller hands over its own deep copy; a shallow one keeps the caller's dict as it was.
         running = dict(pod)
         spec = running.get("spec") or {}
@@ -121,7 +121,7 @@ class MockProvider:
             gone = self._pods.pop(_key_of(pod), None)
         if gone is None:
             raise PodNotFound(f'pod "{_key_of(pod)}" is not known to the provider')
-        finished = now()
+        finished = format_time()
         status = {**(gone.get("status") or {}), "phase": "Succeeded", "reason": "MockProviderPodDeleted"}
         if "containerStatuses" in status:
             status["containerStatuses"] = [_terminated(cs, finished) for cs in status["containerStatuses"] or ()]

@@ -22,8 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from componentbase.client import format_time
+from componentbase.util import Backoff
 from examples.virtual_kubelet.providers.process.crilog import LogWriter
-from examples.virtual_kubelet.timefmt import now
 
 __all__ = ["ContainerProcess", "exit_restarts"]
 
@@ -131,7 +132,7 @@ class ContainerProcess:
         self._on_change()
 
     def _run(self) -> None:
-        delay = self.backoff
+        restarts = Backoff(duration=self.backoff, factor=2.0, jitter=0.0, cap=self.max_backoff)  # CrashLoopBackOff
         while True:
             started = time.monotonic()
             terminated = self._run_once()
@@ -141,7 +142,8 @@ class ContainerProcess:
                 self._set({"terminated": terminated}, final=True)
                 return
             if time.monotonic() - started > 2 * self.max_backoff:
-                delay = self.backoff  # ran long enough: the kubelet forgets the backoff
+                restarts.reset()  # ran long enough: the kubelet forgets the backoff
+            delay = restarts.step()
             reason = "CrashLoopBackOff" if terminated["exitCode"] != 0 else "Completed"
             message = f"back-off {delay:g}s restarting failed container={self.name}"
             self._set({"waiting": {"reason": reason, "message": message}}, {"terminated": terminated})
@@ -154,19 +156,18 @@ class ContainerProcess:
             if stopped:
                 self._set({"terminated": terminated}, final=True)
                 return
-            delay = min(delay * 2, self.max_backoff)
 
     def _run_once(self) -> dict[str, Any]:
         """Start the process, pump its output until it exits; the ``terminated`` state it ended in."""
         writer = LogWriter(self.log_path())
-        started = now()
+        started = format_time()
         try:
             proc = self._spawn()
         except OSError as err:
             writer.close()
             message = f'exec: "{self.argv[0]}": {err.strerror or err}'
             return {"exitCode": CANNOT_RUN, "reason": "ContainerCannotRun", "message": message,
-                    "startedAt": started, "finishedAt": now()}
+                    "startedAt": started, "finishedAt": format_time()}
         with self._lock:
             self._proc = proc
             stopping = self._stopping
@@ -178,7 +179,7 @@ class ContainerProcess:
         writer.close()
         exit_code = code if code >= 0 else 128 - code  # killed by signal n: 128+n, as a container runtime says
         reason = "Completed" if exit_code == 0 else "Error"
-        return {"exitCode": exit_code, "reason": reason, "startedAt": started, "finishedAt": now(),
+        return {"exitCode": exit_code, "reason": reason, "startedAt": started, "finishedAt": format_time(),
                 "containerID": f"process://{proc.pid}"}
 
     def _spawn(self) -> subprocess.Popen[bytes]:

@@ -13,12 +13,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO
 
+from componentbase.client import format_time, parse_time
+
 __all__ = ["LogWriter", "read_log"]
 
 
 def _stamp() -> bytes:
-    t = dt.datetime.now(dt.UTC)
-    return (t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond:06d}000Z").encode()
+    """RFC3339Nano at a fixed nine digits, so records sort as text too."""
+    return format_time(digits=9).encode()
 
 
 class LogWriter:
@@ -78,9 +80,8 @@ def _records(f: IO[bytes], since: dt.datetime | None) -> Iterator[tuple[bytes, b
 
 
 def _time_of(stamp: bytes) -> dt.datetime:
-    text = stamp.decode(errors="replace")
     try:
-        return dt.datetime.fromisoformat(text[:26] + "+00:00")
+        return parse_time(stamp.decode(errors="replace"))
     except ValueError:
         return dt.datetime.min.replace(tzinfo=dt.UTC)
 

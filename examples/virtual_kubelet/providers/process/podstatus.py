@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from componentbase.client import format_time
 from examples.virtual_kubelet.providers.process.container import ContainerProcess
-from examples.virtual_kubelet.timefmt import now
 
 __all__ = ["Conditions", "phase_of"]
 
@@ -34,7 +34,7 @@ class Conditions:
             status = "True" if kind in ("Initialized", "PodScheduled") or ready else "False"
             old = self._seen.get(kind)
             if old is None or old[0] != status:
-                old = (status, now())
+                old = (status, format_time())
                 self._seen[kind] = old
             cond: dict[str, Any] = {"type": kind, "status": status, "lastTransitionTime": old[1]}
             if status == "False":

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import componentbase
+from componentbase.client import format_time
 from examples.virtual_kubelet.podenv import container_env, expand
 from examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound, ProviderContext, ProviderSpec
 from examples.virtual_kubelet.providers.process import execute, machine
@@ -26,7 +27,6 @@ from examples.virtual_kubelet.providers.process.config import ProcessConfig, val
 from examples.virtual_kubelet.providers.process.container import ContainerProcess
 from examples.virtual_kubelet.providers.process.crilog import read_log
 from examples.virtual_kubelet.providers.process.podstatus import Conditions, phase_of
-from examples.virtual_kubelet.timefmt import now
 
 __all__ = ["SPEC", "ProcessProvider"]
 
@@ -52,7 +52,7 @@ class _PodRecord:
         self.log_dir = log_dir
         self.containers: dict[str, ContainerProcess] = {}
         self.images: dict[str, str] = {}
-        self.start_time = now()
+        self.start_time = format_time()
         self.conditions = Conditions()
         self.failure: tuple[str, str] | None = None  # (reason, message): the pod cannot run at all
 
