@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What a function-level import in the library may load lazily: packages slow to import that ``--help``,
 #: ``--version`` and config validation do not need (and the client module built on ``kubernetes``).
 # componentbase.controller: the informers, queues and elector it loads cost ~50 ms, kept off --help.
-LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs", "componentbase.client._throttled",
-        "componentbase.controller")
+LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs",
+        "componentbase.client._throttled", "componentbase.controller")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
