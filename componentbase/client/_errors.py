@@ -39,6 +39,7 @@ __all__ = [
     "is_server_timeout",
     "is_service_unavailable",
     "is_timeout",
+    "is_too_large_resource_version",
     "is_too_many_requests",
     "is_transient",
     "is_unauthorized",
@@ -143,6 +144,16 @@ def is_gone(err: Failed) -> bool:
 def is_resource_expired(err: Failed) -> bool:
     """A resourceVersion or continue token too old for the server (410 ``Expired``): list afresh."""
     return _is(err, "Expired", None)
+
+
+def is_too_large_resource_version(err: Failed) -> bool:
+    """The resourceVersion asked for is ahead of the server's (a ``ResourceVersionTooLarge`` cause, as client-go's
+    ``IsTooLargeResourceVersion``): the server restarted or is behind; list afresh."""
+    doc = _status(err)[0]
+    causes = (doc.get("details") or {}).get("causes") or ()
+    if any(isinstance(c, Mapping) and c.get("reason") == "ResourceVersionTooLarge" for c in causes):
+        return True
+    return "Too large resource version" in str(doc.get("message") or "")
 
 
 def is_too_many_requests(err: Failed) -> bool:

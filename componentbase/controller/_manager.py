@@ -77,17 +77,21 @@ class Manager:
     """``Manager(api_client, leader_election=cfg)``; make informers and controllers, then ``run(stop)``.
 
     ``Manager.from_config(completed)`` takes the client, leader election, lease client and metrics of a
-    component's ``CompletedConfig``.
+    component's ``CompletedConfig``. ``transform`` applies to every cached object (``strip_managed_fields``
+    bounds memory); a watch silent for ``inactivity_timeout`` seconds (no event, no bookmark: kube-apiserver
+    sends one about every minute) is presumed dead and opened again.
     """
 
     def __init__(self, api_client: Any, *, leader_election: LeaderElectionConfiguration | None = None,
                  lease_client: Any = None, metrics: Any = None, namespace: str | None = None,
                  resync: float = 0.0, sync_timeout: float = 120.0, on_lost: str = "exit",
-                 identity: str | None = None) -> None:
+                 identity: str | None = None, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 inactivity_timeout: float | None = 180.0) -> None:
         if on_lost not in ("exit", "standby"):
             raise ValueError(f'on_lost must be "exit" or "standby", not {on_lost!r}')
         self.api_client = api_client
-        self.cache = InformerFactory(api_client, resync, namespace=namespace)
+        self.cache = InformerFactory(api_client, resync, namespace=namespace, transform=transform,
+                                     inactivity_timeout=inactivity_timeout)
         self.leader_election = leader_election if leader_election is not None and leader_election.leader_elect \
             else None
         self.lease_client = lease_client

@@ -15,7 +15,7 @@ from componentbase.informers._dispatch import HandlerRegistration
 from componentbase.informers._factory import (
     InformerFactory,
 )
-from componentbase.informers._informer import SharedInformer
+from componentbase.informers._informer import SharedInformer, strip_managed_fields
 from componentbase.informers._listwatch import (
     BadResponse,
     ListWatch,
@@ -34,4 +34,5 @@ __all__ = [
     "deleted_object",
     "meta_namespace_index",
     "meta_namespace_key",
+    "strip_managed_fields",
 ]

@@ -75,12 +75,14 @@ class InformerFactory:
 
     def __init__(self, api_client: Any, resync: float = 0.0, *, namespace: str | None = None,
                  page_size: int = 500, watch_timeout: float = 300.0, list_timeout: float = 60.0,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: Backoff | None = None, inactivity_timeout: float | None = None,
+                 transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.api_client = api_client
         self.resync = resync
         self.namespace = namespace
         self._options: dict[str, Any] = {"page_size": page_size, "watch_timeout": watch_timeout,
-                                         "list_timeout": list_timeout}
+                                         "list_timeout": list_timeout, "inactivity_timeout": inactivity_timeout,
+                                         "transform": transform}
         self._backoff = backoff
         self._lock = threading.Lock()
         self._informers: dict[tuple[str, str, str, str], SharedInformer] = {}

@@ -31,7 +31,7 @@ from componentbase.informers._listwatch import ListWatch
 from componentbase.informers._reflector import Reflector
 from componentbase.util import Backoff
 
-__all__ = ["SharedInformer"]
+__all__ = ["SharedInformer", "strip_managed_fields"]
 
 Obj = dict[str, Any]
 _List = list  # the class below has a list() method
@@ -39,6 +39,15 @@ _List = list  # the class below has a list() method
 
 def _rv(obj: Obj) -> Any:
     return obj["metadata"].get("resourceVersion")
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """A transform dropping ``metadata.managedFields``: often the largest part of a cached object, and
+    rarely read by a controller (as controller-runtime users do with ``cache.TransformStripManagedFields``)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return obj
 
 
 class SharedInformer:
@@ -52,8 +61,12 @@ class SharedInformer:
     def __init__(self, list_watch: ListWatch, resync_period: float = 0.0, *,
                  indexers: Mapping[str, IndexFunc] | None = None, page_size: int = 500,
                  watch_timeout: float = 300.0, list_timeout: float = 60.0,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: Backoff | None = None, inactivity_timeout: float | None = None,
+                 transform: Callable[[Obj], Obj] | None = None) -> None:
         self.list_watch = list_watch
+        #: Applied to every object before it is cached (and handed to handlers): drop what is not needed
+        #: (``strip_managed_fields``) to bound memory.
+        self.transform = transform
         self.resync_period = resync_period
         self.indexer = Indexer(indexers)
         self._lock = threading.Lock()  # orders cache writes with notification batches
@@ -61,7 +74,8 @@ class SharedInformer:
         self._started = False
         self._dispatcher = Dispatcher(list_watch.describe(), resync_period, self._resync)
         self._reflector = Reflector(list_watch, self, page_size=page_size, watch_timeout=watch_timeout,
-                                    list_timeout=list_timeout, backoff=backoff)
+                                    list_timeout=list_timeout, backoff=backoff,
+                                    inactivity_timeout=inactivity_timeout)
         self._threads: _List[threading.Thread] = []
 
     def __repr__(self) -> str:
@@ -161,6 +175,8 @@ class SharedInformer:
 
     def replace(self, items: _List[Obj], resource_version: str) -> None:
         """A fresh list: file it and tell handlers what changed since the cache's last state."""
+        if self.transform is not None:
+            items = [self.transform(obj) for obj in items]
         key_of = self.indexer.key_func
         with self._lock:
             before = self.indexer.snapshot()
@@ -185,6 +201,8 @@ class SharedInformer:
 
     def apply(self, events: _List[Obj]) -> None:
         """Watch events (``{"type", "object"}``), in order."""
+        if self.transform is not None:
+            events = [{"type": ev["type"], "object": self.transform(ev["object"])} for ev in events]
         key_of = self.indexer.key_func
         changes: _List[tuple[str, Obj | None]] = []
         for ev in events:

@@ -6,8 +6,11 @@
   history: list again; the cache turns the difference into updates and deletes.
 - Failures (5xx, 429, refused or dropped connections, malformed answers) back off exponentially with
   jitter, at least as long as a 429's Retry-After, and are logged once per streak of failures.
-- Watches carry ``timeoutSeconds`` and a socket read timeout a little longer, so a connection that died
-  silently is noticed.
+- Watches carry ``timeoutSeconds`` and a socket read timeout a little longer, or ``inactivity_timeout`` if
+  shorter: a watch silent for that long (no event, no bookmark) is presumed dead and opened again.
+- A resourceVersion ahead of the server's ("Too large resource version") or one that went backwards (an
+  event or bookmark older than what was seen: the server restarted with a fresh sequence) means our
+  position means nothing to this server: list again, or the watch would wait for a future that never comes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from componentbase.client import (
     describe,
     is_gone,
     is_resource_expired,
+    is_too_large_resource_version,
     status_reason,
 )
 from componentbase.informers._listwatch import (
@@ -63,8 +67,9 @@ class Reflector:
 
     def __init__(self, list_watch: ListWatch, sink: Sink, *, page_size: int = 500,
                  watch_timeout: float = 300.0, list_timeout: float = 60.0,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: Backoff | None = None, inactivity_timeout: float | None = None) -> None:
         self.lw = list_watch
+        self.inactivity_timeout = inactivity_timeout
         self.sink = sink
         self.page_size = page_size
         self.watch_timeout = watch_timeout
@@ -133,8 +138,11 @@ class Reflector:
         timeout = max(1, timeout)
         started = time.monotonic()
         try:
+            read_timeout = timeout + min(30.0, max(1.0, timeout * 0.1))
+            if self.inactivity_timeout:
+                read_timeout = min(read_timeout, self.inactivity_timeout)
             stream = self.lw.watch(resource_version=self.resource_version, timeout_seconds=timeout,
-                                   read_timeout=timeout + min(30.0, max(1.0, timeout * 0.1)))
+                                   read_timeout=read_timeout)
         except Exception as err:
             if _history_gone(err):
                 self._gone(f"watch {self._what}: {describe(err).summary}")
@@ -176,10 +184,12 @@ class Reflector:
             if all(ev.get("type") in _EVENT_TYPES for ev in batch):
                 try:
                     rv = batch[-1]["object"]["metadata"]["resourceVersion"]
-                    self.sink.apply(batch)
+                    first = batch[0]["object"]["metadata"]["resourceVersion"]
                 except (KeyError, TypeError, AttributeError):
                     pass  # something is malformed: the careful path below says what
                 else:
+                    self._check_forward(first)
+                    self.sink.apply(batch)
                     self.resource_version = rv
                     continue
             self._consume_carefully(batch)
@@ -199,6 +209,7 @@ class Reflector:
                     raise BadResponse(f"watch: {kind} event without metadata")
                 if kind == "BOOKMARK":
                     rv = meta.get("resourceVersion") or rv
+                    self._check_forward(rv)
                     continue
                 if kind not in _EVENT_TYPES:
                     raise BadResponse(f"watch: unknown event type {kind!r}")
@@ -208,6 +219,15 @@ class Reflector:
             if events:
                 self.sink.apply(events)
             self.resource_version = rv
+
+    def _check_forward(self, rv: Any) -> None:
+        """A server's resourceVersions only grow; one lower than ours means a new server, so relist.
+
+        They are opaque strings to clients, so only two integers are compared (kube-apiserver's are).
+        """
+        seen, got = self.resource_version, str(rv)
+        if seen.isdigit() and got.isdigit() and int(got) < int(seen):
+            raise _Gone(f"watch {self._what}: the server's resourceVersion went backwards ({got} after {seen})")
 
     def _stream_error(self, obj: Any) -> None:
         status = obj if isinstance(obj, dict) else {}
@@ -246,5 +266,6 @@ class Reflector:
 
 
 def _history_gone(err: BaseException | dict[str, Any]) -> bool:
-    """410: the resourceVersion or continue token is older than the server's history (client-go checks both)."""
-    return is_resource_expired(err) or is_gone(err)
+    """Our position means nothing to the server: 410, the resourceVersion or continue token is older than its
+    history (client-go checks both), or the resourceVersion is ahead of it ("Too large resource version")."""
+    return is_resource_expired(err) or is_gone(err) or is_too_large_resource_version(err)

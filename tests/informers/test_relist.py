@@ -1,0 +1,95 @@
+"""An informer relists when its position means nothing to the server, and gives up on a silent watch."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from componentbase.client import ObjectClient, is_too_large_resource_version
+from componentbase.informers import InformerFactory, strip_managed_fields
+from componentbase.testing import LoopbackAPIServer
+from tests.controller.helpers import configmap, wait_for
+
+
+@pytest.fixture
+def stop() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+@pytest.mark.integration
+def test_after_the_server_restarts_with_a_fresh_resource_version_sequence_the_cache_relists(
+        stop: threading.Event) -> None:
+    first = LoopbackAPIServer().start()
+    port = first.port
+    api = first.api_client()
+    objects = ObjectClient(api)
+    for i in range(20):
+        objects.create(configmap(f"old-{i}"))
+    factory = InformerFactory(api)
+    cms = factory.for_kind("v1", "ConfigMap", "default")
+    factory.start(stop)
+    try:
+        assert factory.wait_for_cache_sync(10)
+        assert len(cms.list()) == 20
+        first.stop()
+        with LoopbackAPIServer(port=port) as second:  # same address, history from resourceVersion 1
+            ObjectClient(second.api_client()).create(configmap("new"))
+            wait_for(lambda: [o["metadata"]["name"] for o in cms.list()] == ["new"], 20,
+                     "the cache to show the new server's state")
+    finally:
+        stop.set()
+        factory.join(10)
+
+
+@pytest.mark.integration
+def test_a_watch_silent_past_the_inactivity_timeout_is_opened_again(
+        kube_apiserver: LoopbackAPIServer, stop: threading.Event) -> None:
+    factory = InformerFactory(kube_apiserver.api_client(), inactivity_timeout=1.0)  # server timeout stays 300 s
+    factory.for_kind("v1", "ConfigMap")
+    factory.start(stop)
+    try:
+        assert factory.wait_for_cache_sync(10)
+        kube_apiserver.faults.set(stall=60, verbs=["watch"])
+        kube_apiserver.faults.close_watches()
+        wait_for(lambda: kube_apiserver.faults.counts.get("stall", 0) >= 2, 8, "a second watch attempt")
+    finally:
+        kube_apiserver.faults.clear()
+        stop.set()
+        factory.join(10)
+
+
+@pytest.mark.integration
+def test_a_transform_applies_to_every_cached_object(kube_apiserver: LoopbackAPIServer, stop: threading.Event) -> None:
+    api = kube_apiserver.api_client()
+    objects = ObjectClient(api)
+    managed = {"manager": "test", "operation": "Update", "apiVersion": "v1"}
+    listed = configmap("listed")
+    listed["metadata"]["managedFields"] = [managed]  # type: ignore[index]
+    objects.create(listed)
+    factory = InformerFactory(api, transform=strip_managed_fields)
+    cms = factory.for_kind("v1", "ConfigMap")
+    factory.start(stop)
+    try:
+        assert factory.wait_for_cache_sync(10)
+        watched = configmap("watched")
+        watched["metadata"]["managedFields"] = [managed]  # type: ignore[index]
+        objects.create(watched)
+        wait_for(lambda: cms.get("default/watched"), what="the watched object")
+        for key in ("default/listed", "default/watched"):
+            assert "managedFields" not in cms.get(key)["metadata"]
+    finally:
+        stop.set()
+        factory.join(10)
+
+
+@pytest.mark.unit
+def test_too_large_resource_version_is_recognised_as_kube_apiserver_sends_it() -> None:
+    status = {"kind": "Status", "code": 504, "reason": "Timeout",
+              "message": "Too large resource version: 900, current: 12",
+              "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]}}
+    assert is_too_large_resource_version(status)
+    assert not is_too_large_resource_version({"kind": "Status", "code": 504, "reason": "Timeout"})
