@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +76,19 @@ def test_two_replicas_greet_and_hand_over_on_sigkill_and_sigterm(
     assert second.returncode == 0, err
     assert "Traceback" not in err
     assert _holder(objects) == "", "SIGTERM releases the lease"
+
+
+def test_sigterm_right_after_acquiring_the_lease_releases_it_within_a_retry_period(
+        kube_apiserver: LoopbackAPIServer, replicas: list[subprocess.Popen[str]]) -> None:
+    objects = ObjectClient(kube_apiserver.api_client())
+    proc = _start(kube_apiserver, replicas)
+    wait_for(lambda: _holder(objects), 20, "the replica to lead")
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    wait_for(lambda: not _holder(objects), 5, "the lease to be released")
+    released = time.monotonic() - sent
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    # retryPeriod (0.2 s) + 0.1 s, and 0.2 s for a loaded 2-core machine to schedule two processes
+    assert released <= 0.2 + 0.1 + 0.2, f"released {released:.2f}s after SIGTERM"
