@@ -275,8 +275,22 @@ class LeaderElector:
                 log.info("successfully acquired lease %s", self._desc)
                 return True
             log.debug("failed to acquire lease %s", self._desc)
-            self._clock.wait(stop, self._jittered())
+            self._clock.wait(stop, self._next_attempt())
         return False
+
+    def _next_attempt(self) -> float:
+        """A jittered retry period, or less if the holder's lease expires before it: then right after.
+
+        client-go waits whole jittered periods, so a standby takes over up to 1.2 retry periods after the
+        expiry it judged; waking at the expiry itself takes that away (the expiry is still judged from when
+        this candidate saw the record change, on its own clock).
+        """
+        wait = self._jittered()
+        record, observed_at = self._snapshot()
+        if record.holder_identity and record.holder_identity != self._identity:
+            until_expiry = observed_at + self._expiry(record) - self._clock.monotonic()
+            wait = min(wait, max(0.0, until_expiry) + 0.001)
+        return wait
 
     def _renew(self, stop: threading.Event, work_stop: threading.Event) -> bool:
         """Renew every retry_period; True when asked to stop, False (work already told) when lost."""

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,21 +23,35 @@ TIMING = ["--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=150
           "--leader-elect-retry-period=200ms", "--leader-elect-resource-namespace=default"]
 
 
+class Replica:
+    """One ``python -m examples.hello`` process, its log in a file."""
+
+    def __init__(self, server: LoopbackAPIServer, log: Path) -> None:
+        self.log = log
+        with log.open("w") as f:
+            self.proc = subprocess.Popen([sys.executable, "-m", "examples.hello",
+                                          f"--kubeconfig={server.kubeconfig_path}", *TIMING], cwd=ROOT, stderr=f)
+
+    def logged(self, text: str) -> bool:
+        return text in self.log.read_text()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
 @pytest.fixture
-def replicas(kube_apiserver: LoopbackAPIServer) -> Iterator[list[subprocess.Popen[str]]]:
-    procs: list[subprocess.Popen[str]] = []
-    yield procs
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.communicate(timeout=10)
+def start(kube_apiserver: LoopbackAPIServer, tmp_path: Path) -> Iterator[Callable[[], Replica]]:
+    made: list[Replica] = []
 
+    def new() -> Replica:
+        made.append(Replica(kube_apiserver, tmp_path / f"hello-{len(made)}.log"))
+        return made[-1]
 
-def _start(server: LoopbackAPIServer, procs: list[subprocess.Popen[str]]) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "examples.hello", f"--kubeconfig={server.kubeconfig_path}",
-                             *TIMING], cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    procs.append(proc)
-    return proc
+    yield new
+    for r in made:
+        r.stop()
 
 
 def _holder(objects: ObjectClient) -> str:
@@ -55,40 +69,39 @@ def _greeting(objects: ObjectClient, name: str) -> str:
 
 
 def test_two_replicas_greet_and_hand_over_on_sigkill_and_sigterm(
-        kube_apiserver: LoopbackAPIServer, replicas: list[subprocess.Popen[str]]) -> None:
+        kube_apiserver: LoopbackAPIServer, start: Callable[[], Replica]) -> None:
     objects = ObjectClient(kube_apiserver.api_client())
-    first = _start(kube_apiserver, replicas)
+    first = start()
     holder = wait_for(lambda: _holder(objects), 20, "the first replica to lead")
-    second = _start(kube_apiserver, replicas)
+    second = start()
     objects.create(configmap("c1", hello="true"))
     objects.create(configmap("ignored"))
     assert wait_for(lambda: _greeting(objects, "c1"), 20, "the greeting") == "hello, c1"
+    wait_for(lambda: second.logged("attempting to acquire leader lease"), 20, "the standby to campaign")
 
-    first.kill()
-    first.communicate(timeout=10)
+    first.proc.kill()
+    first.proc.wait(10)
     objects.create(configmap("c2", hello="true"))
     assert wait_for(lambda: _greeting(objects, "c2"), 20, "the standby's greeting") == "hello, c2"
     assert _holder(objects) not in ("", holder)
     assert _greeting(objects, "ignored") == ""
 
-    second.send_signal(signal.SIGTERM)
-    _, err = second.communicate(timeout=10)
-    assert second.returncode == 0, err
-    assert "Traceback" not in err
+    second.proc.send_signal(signal.SIGTERM)
+    assert second.proc.wait(10) == 0
+    assert "Traceback" not in second.log.read_text()
     assert _holder(objects) == "", "SIGTERM releases the lease"
 
 
 def test_sigterm_right_after_acquiring_the_lease_releases_it_within_a_retry_period(
-        kube_apiserver: LoopbackAPIServer, replicas: list[subprocess.Popen[str]]) -> None:
+        kube_apiserver: LoopbackAPIServer, start: Callable[[], Replica]) -> None:
     objects = ObjectClient(kube_apiserver.api_client())
-    proc = _start(kube_apiserver, replicas)
+    replica = start()
     wait_for(lambda: _holder(objects), 20, "the replica to lead")
     sent = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
+    replica.proc.send_signal(signal.SIGTERM)
     wait_for(lambda: not _holder(objects), 5, "the lease to be released")
     released = time.monotonic() - sent
-    _, err = proc.communicate(timeout=10)
-    assert proc.returncode == 0, err
-    assert "Traceback" not in err
+    assert replica.proc.wait(10) == 0
+    assert "Traceback" not in replica.log.read_text()
     # retryPeriod (0.2 s) + 0.1 s, and 0.2 s for a loaded 2-core machine to schedule two processes
     assert released <= 0.2 + 0.1 + 0.2, f"released {released:.2f}s after SIGTERM"
