@@ -11,15 +11,14 @@ that others will honour for ``lease_duration`` after they see it: the gap is the
 from __future__ import annotations
 
 import logging
-import queue
 import random
 import threading
-from collections.abc import Callable
 
 import attrs
 
 from componentbase.leaderelection._config import JITTER_FACTOR, LeaderElectionConfig
 from componentbase.leaderelection._leaselock import LockConflict, LockError, LockNotFound
+from componentbase.leaderelection._notify import Notifier
 from componentbase.leaderelection._record import LeaderElectionRecord, wire_lease_duration
 from componentbase.util import jitter
 
@@ -30,31 +29,6 @@ log = logging.getLogger(__name__)
 
 class LeaderElectionHealthError(RuntimeError):
     """This process believes it leads, but its lease expired longer ago than tolerated."""
-
-
-class _Notifier:
-    """Delivers ``on_new_leader`` in order on one thread, so a slow callback never delays renewals."""
-
-    def __init__(self, callback: Callable[[str], None]) -> None:
-        self._callback = callback
-        self._queue: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._mu = threading.Lock()
-
-    def notify(self, identity: str) -> None:
-        with self._mu:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="leaderelection-notify", daemon=True)
-                self._thread.start()
-        self._queue.put(identity)
-
-    def _loop(self) -> None:
-        while True:
-            identity = self._queue.get()
-            try:
-                self._callback(identity)
-            except Exception:
-                log.exception("on_new_leader callback failed")
 
 
 class LeaderElector:
@@ -76,7 +50,7 @@ class LeaderElector:
         self._running = False
         self._rng = random.Random()
         on_new = config.callbacks.on_new_leader
-        self._notifier = _Notifier(on_new) if on_new is not None else None
+        self._notifier = Notifier(on_new) if on_new is not None else None
         if config.watchdog is not None:
             config.watchdog.set_leader_election(self)
         self._report_status(False)
