@@ -10,6 +10,8 @@ from .apiserver import (
            FaultRule,
            Faults,
            LoopbackAPIServer,
+           Resource,
+           ScalePaths,
            User,
            kubeconfig_text,
            write_kubeconfig,
@@ -17,3 +19,4 @@ from .apiserver import (
 
 __all__ = ["FAULTS_PATH", "FaultRule", "Faults", "LoopbackAPIServer", "User", "kubeconfig_text",
            "write_kubeconfig"]
+__all__ += ["Resource", "ScalePaths"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .resources import CRUD_VERBS, Resource, Scale
+from .resources import CRUD_VERBS, Resource, ScalePaths
 
 __all__ = ["builtin_resources"]
 
@@ -108,7 +108,7 @@ def builtin_resources() -> list[Resource]:
         kind, plural, scope, short, categories, subs, verbs = line.split()
         res = Resource(group, version, kind, plural, scope == "N", short_names=_names(short),
                        categories=_names(categories), verbs=CRUD_VERBS if verbs == "crud" else _names(verbs),
-                       subresources=_names(subs), scale=Scale() if "scale" in subs else None)
+                       subresources=_names(subs), scale=ScalePaths() if "scale" in subs else None)
         converter = builtin_converter(res)
         out.append(res if converter is None else replace(res, bucket=converter[0], convert=converter[1]))
     return out

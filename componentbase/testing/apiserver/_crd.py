@@ -16,7 +16,7 @@ from ._convert import ApiVersionConverter
 from ._schema import Cause, go_value, structural_errors
 from ._wire import now_rfc3339
 from .errors import ApiError
-from .resources import CRUD_VERBS, Registry, Resource, Scale
+from .resources import CRUD_VERBS, Registry, Resource, ScalePaths
 
 __all__ = ["CRD_KEY", "Crds", "read_crd_files"]
 
@@ -157,7 +157,7 @@ class Crds:
             singular=names.get("singular", ""), short_names=tuple(names.get("shortNames") or ()),
             categories=tuple(names.get("categories") or ()), verbs=CRUD_VERBS,
             subresources=("status",) if isinstance(subs.get("status"), dict) else (),
-            scale=Scale(scale["specReplicasPath"], scale.get("statusReplicasPath") or ".status.replicas",
+            scale=ScalePaths(scale["specReplicasPath"], scale.get("statusReplicasPath") or ".status.replicas",
                         scale.get("labelSelectorPath") or "") if isinstance(scale, dict) else None,
             convert=ApiVersionConverter(f"{group}/{version['name']}", f"{group}/{storage}"),
             schema=(version.get("schema") or {}).get("openAPIV3Schema"))
@@ -197,7 +197,9 @@ def read_crd_files(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
             with open(file, encoding="utf-8") as f:
                 docs = list(YAML(typ="safe").load_all(f))
         except (OSError, YAMLError, UnicodeDecodeError) as err:
-            raise ValueError(f"{file}: {str(err).splitlines()[0]}") from None
+            mark = getattr(err, "problem_mark", None)
+            where = f"line {mark.line + 1}: " if mark is not None else ""
+            raise ValueError(f"{file}: {where}{getattr(err, 'problem', None) or err}") from None
         for doc in docs:
             items = doc.get("items") if isinstance(doc, dict) and doc.get("kind", "").endswith("List") else [doc]
             for item in items or ():

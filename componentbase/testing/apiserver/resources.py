@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["CRUD_VERBS", "Converter", "Registry", "Resource", "Scale", "version_order"]
+__all__ = ["CRUD_VERBS", "Converter", "Registry", "Resource", "ScalePaths", "version_order"]
 
 CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -39,7 +39,7 @@ class Converter(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Scale:
+class ScalePaths:
     """Where a resource keeps what its ``scale`` subresource reads and writes (a CRD's scale paths)."""
 
     spec_replicas: str = ".spec.replicas"
@@ -67,7 +67,7 @@ class Resource:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = CRUD_VERBS
     subresources: tuple[str, ...] = ()
-    scale: Scale | None = None
+    scale: ScalePaths | None = None
     bucket: str = ""
     convert: Converter | None = field(default=None, compare=False)
     schema: Any = field(default=None, compare=False)

@@ -195,6 +195,8 @@ class Rest:
         obj["metadata"] = meta
         if "spec" in obj or res.schema is not None:
             meta["generation"] = 1
+        if res.schema is not None and res.has_status:
+            obj.pop("status", None)  # a custom resource's status is only written through /status
         obj = to_storage(res, self._admit(res, obj, None))
         return self._write(res, namespace, obj, dry=dry)
 
