@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -17,8 +16,9 @@ import pytest
 from kubernetes import client
 
 from componentbase.informers import InformerFactory
-from componentbase.testing import LoopbackAPIServer
-from componentbase.testing.apiserver import Resource
+from componentbase.testing import LoopbackAPIServer, Resource
+from tests.controller.helpers import wait_for
+from tests.testing.helpers import informing
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # the ``kubectl`` fixture of conftest.py
 _POD_SPEC = {"containers": [{"name": "c", "image": "nginx:1.27"}]}
@@ -267,17 +267,8 @@ def test_generic_informer_for_deployments(kube_apiserver: LoopbackAPIServer, kub
         "selector": _SELECTOR, "template": _TEMPLATE}))
     factory = InformerFactory(kube_apiserver.api_client())
     deployments = factory.for_kind("apps/v1", "Deployment")
-    stop = threading.Event()
-    try:
-        factory.start(stop)
-        assert factory.wait_for_cache_sync(10)
+    with informing(factory):
         assert deployments.get("default/before")["spec"]["replicas"] == 1
         apps.create_namespaced_deployment("default", _obj("apps/v1", "Deployment", "after", spec={
             "selector": _SELECTOR, "template": _TEMPLATE}))
-        deadline = time.monotonic() + 10
-        while deployments.get("default/after") is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert deployments.get("default/after") is not None
-    finally:
-        stop.set()
-        factory.join(10)
+        wait_for(lambda: deployments.get("default/after"), what="the watch to deliver the new Deployment")

@@ -11,17 +11,13 @@ import json
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client, watch
 from ruamel.yaml import YAML
-
-from componentbase.informers import InformerFactory
-from componentbase.testing import LoopbackAPIServer
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # the ``kubectl`` fixture of conftest.py
 CRD_FILE = Path(__file__).parent / "crds" / "widgets.yaml"
@@ -199,22 +195,6 @@ def test_a_crd_whose_kind_is_taken_is_not_established(kube_client: client.ApiCli
     assert [r.name for r in resources if "/" not in r.name] == ["widgets"]
 
 
-@pytest.fixture
-def crd_server(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
-    folder = tmp_path / "crds"
-    folder.mkdir()
-    (folder / "widgets.yaml").write_text(CRD_FILE.read_text())
-    (folder / "notes.txt").write_text("not a manifest")
-    with LoopbackAPIServer(crd_dirs=[folder]) as server:
-        yield server
-
-
-def test_crds_load_from_a_folder_at_start(crd_server: LoopbackAPIServer) -> None:
-    api = crd_server.api_client()
-    got = _create(client.CustomObjectsApi(api), _widget("w"))
-    assert got["spec"]["replicas"] == 1
-
-
 def test_the_cli_loads_crds_and_names_a_bad_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     crd = _crd()
@@ -225,24 +205,3 @@ def test_the_cli_loads_crds_and_names_a_bad_file(tmp_path: Path) -> None:
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == (f"python -m componentbase.testing.apiserver: error: {bad}: CustomResourceDefinition."
                            'apiextensions.k8s.io "widgets.example.com" is invalid: spec.scope: Required value\n')
-
-
-def test_generic_informer_lists_and_watches_a_custom_resource(crd_server: LoopbackAPIServer) -> None:
-    api = crd_server.api_client()
-    objects = client.CustomObjectsApi(api)
-    _create(objects, _widget("before"))
-    factory = InformerFactory(api)
-    informer = factory.for_kind("example.com/v1", "Widget")
-    stop = threading.Event()
-    try:
-        factory.start(stop)
-        assert factory.wait_for_cache_sync(10)
-        assert informer.get("default/before")["spec"]["mode"] == "fast"
-        _create(objects, _widget("after"))
-        deadline = time.monotonic() + 10
-        while informer.get("default/after") is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert informer.get("default/after") is not None
-    finally:
-        stop.set()
-        factory.join(10)

@@ -8,6 +8,7 @@ version (events.k8s.io Events, autoscaling/v1 HPAs) get their converter from ``_
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from .resources import CRUD_VERBS, Resource, ScalePaths
@@ -95,8 +96,9 @@ def _names(column: str) -> tuple[str, ...]:
     return () if column == "-" else tuple(column.split(","))
 
 
-def builtin_resources() -> list[Resource]:
-    """The table above as ``Resource``s, converters attached; parsed per server (well under a millisecond)."""
+@functools.cache
+def builtin_resources() -> tuple[Resource, ...]:
+    """The table above as ``Resource``s (immutable, so shared by every server), converters attached."""
     from ._convert import builtin_converter
 
     out = []
@@ -111,4 +113,4 @@ def builtin_resources() -> list[Resource]:
                        subresources=_names(subs), scale=ScalePaths() if "scale" in subs else None)
         converter = builtin_converter(res)
         out.append(res if converter is None else replace(res, bucket=converter[0], convert=converter[1]))
-    return out
+    return tuple(out)
