@@ -91,12 +91,7 @@ def merge_subresource(res: Resource, old: dict[str, Any], new: dict[str, Any], s
     """What a write through ``sub`` may change: status its status, approval its conditions, finalize the
     namespace's finalizers; a write of the main resource keeps the old status."""
     if sub == "status":
-        merged = dict(old)
-        if "status" in new:
-            merged["status"] = new["status"]
-        else:
-            merged.pop("status", None)
-        return merged
+        return _with_status(old, new)
     if sub == "approval":
         merged = dict(old)
         merged["status"] = dict(old.get("status") or {}, conditions=(new.get("status") or {}).get("conditions"))
@@ -105,14 +100,17 @@ def merge_subresource(res: Resource, old: dict[str, Any], new: dict[str, Any], s
         merged = dict(old)
         merged["spec"] = dict(old.get("spec") or {}, finalizers=(new.get("spec") or {}).get("finalizers") or [])
         return merged
-    if res.has_status:
-        merged = dict(new)
-        if "status" in old:
-            merged["status"] = old["status"]
-        else:
-            merged.pop("status", None)
-        return merged
-    return new
+    return _with_status(new, old) if res.has_status else new
+
+
+def _with_status(obj: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with the status of ``source`` (none when it has none)."""
+    merged = dict(obj)
+    if "status" in source:
+        merged["status"] = source["status"]
+    else:
+        merged.pop("status", None)
+    return merged
 
 
 def binding_conflict(name: str, why: str) -> ApiError:
