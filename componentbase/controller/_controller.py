@@ -63,8 +63,8 @@ class Controller:
         self._lock = threading.Lock()
         self._queue: RateLimitingQueue[Request] | None = None
 
-    def watch(self, informer: SharedInformer, map_to: MapFunc = enqueue_object,
-              *predicates: Predicate) -> Controller:
+    def watch(self, informer: SharedInformer, *predicates: Predicate,
+              map_to: MapFunc = enqueue_object) -> Controller:
         """Reconcile what ``map_to`` names for each event of ``informer`` that every predicate accepts."""
         w = _Watch(informer, map_to, predicates)
         self._watches.append(w)

@@ -6,6 +6,6 @@ Importing this package does not import ``kubernetes``; only ``LoopbackAPIServer.
 from __future__ import annotations
 
 from ._fakeclock import FakeClock
-from .apiserver import FAULTS_PATH, LoopbackAPIServer, User
+from .apiserver import FAULTS_PATH, LoopbackAPIServer, Resource, ScalePaths, User
 
-__all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "User"]
+__all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "Resource", "ScalePaths", "User"]

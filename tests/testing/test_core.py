@@ -178,7 +178,10 @@ def test_events_both_groups_with_client_datetimes(kube_client: client.ApiClient)
         reporting_controller="x/y", reporting_instance="i", action="Bind", reason="Scheduled",
         regarding=client.V1ObjectReference(kind="Pod", name="p"), note="hi", type="Normal"))
     assert new.event_time == now.replace(microsecond=0)
-    assert [e.metadata.name for e in events.list_event_for_all_namespaces().items] == ["e2"]
+    # one storage, as in kube: each API sees the other's events, in its own shape
+    seen = {e.metadata.name: e for e in events.list_event_for_all_namespaces().items}
+    assert set(seen) == {"e1", "e2"} and seen["e1"].note == "ok" and seen["e1"].regarding.name == "p"
+    assert core.read_namespaced_event("e2", "default").message == "hi"
     raw = core.read_namespaced_event("e1", "default", _preload_content=False)
     assert json.loads(raw.data)["eventTime"] == now.isoformat()
 

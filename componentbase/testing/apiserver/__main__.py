@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="also apply the authorization policy to requests made to this server")
     p.add_argument("--watch-history", type=int, default=10000, metavar="N",
                    help="events kept for watches to resume from; older resourceVersions get 410 Gone")
+    p.add_argument("--crd-dir", action="append", default=[], metavar="DIR",
+                   help="create the CustomResourceDefinitions in this folder's YAML files (or this file) at "
+                        "start, as envtest's CRDDirectoryPaths; repeatable")
     p.add_argument("--bookmark-interval", type=float, default=1.0, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one")
     return p
@@ -59,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             enforce_authorization=args.enforce_authorization,
             watch_history=args.watch_history,
             bookmark_interval=args.bookmark_interval,
+            crd_dirs=args.crd_dir,
         )
         server.start()
     except (OSError, ValueError) as err:

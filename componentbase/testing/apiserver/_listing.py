@@ -7,6 +7,7 @@ import binascii
 import json
 from typing import Any
 
+from ._convert import view
 from ._wire import Reply, Request
 from .errors import ApiError
 from .selectors import Predicate, compile_selectors
@@ -24,10 +25,12 @@ def list_reply(store: Store, req: Request, pred: Predicate | None) -> Reply:
     limit = _int_param(req.query, "limit")
     start: tuple[str, str] | None = None
     with store.cond:
-        entries = store.items(req.res.key, req.namespace or None)
+        entries = store.items(req.res.bucket, req.namespace or None)
         rv = store.rv
     if req.query.get("continue"):
         rv, start = _decode_continue(req.query["continue"])
+    if req.res.convert is not None:
+        entries = [view(req.res, e) for e in entries]
     items = []
     for e in entries:
         meta = e.obj["metadata"]

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
+from ._builtin import builtin_resources
+from ._crd import read_crd_files
+from ._wire import Request
 from .auth import Authorizer, User, load_policy, read_token_file
+from .errors import ApiError
 from .faults import Faults
 from .kubeconfig import write_kubeconfig
+from .resources import Registry, Resource
 from .server import LoopbackHTTPServer
 from .store import Store
 
@@ -25,6 +31,8 @@ class LoopbackAPIServer:
 
     Construction only records settings; ``start`` (or ``with``) binds the port and writes the
     kubeconfig. ``kubeconfig_path`` defaults to a file in a private temporary folder removed on stop.
+    ``resources`` are served besides the built-in ones; ``crd_dirs`` are folders (or files) of
+    CustomResourceDefinition YAML created at start, as envtest's CRDDirectoryPaths.
     """
 
     def __init__(
@@ -40,8 +48,12 @@ class LoopbackAPIServer:
         watch_history: int = 10000,
         bookmark_interval: float = 1.0,
         seed: int | None = None,
+        resources: Iterable[Resource] = (),
+        crd_dirs: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self._port = port
+        self._resources = list(resources)
+        self._crd_dirs = [os.fspath(d) for d in crd_dirs]
         self._host = host
         self._kubeconfig = os.fspath(kubeconfig_path) if kubeconfig_path is not None else None
         self._tmpdir: str | None = None
@@ -65,11 +77,19 @@ class LoopbackAPIServer:
     def start(self) -> LoopbackAPIServer:
         if self._httpd is not None:
             raise RuntimeError("server already started")
+        crds = read_crd_files(self._crd_dirs) if self._crd_dirs else []
         self.store = Store(self.watch_history)
+        registry = Registry(builtin_resources())
+        registry.register(*self._resources)
         httpd = LoopbackHTTPServer(
             (self._host, self._port), self.store, self.faults, self.tokens, self.authorizer,
-            self.enforce_authorization, self.bookmark_interval,
+            self.enforce_authorization, self.bookmark_interval, registry,
         )
+        try:
+            _create_crds(httpd, crds)
+        except ValueError:
+            httpd.server_close()
+            raise
         self._httpd = httpd
         if self._kubeconfig is None:
             self._tmpdir = tempfile.mkdtemp(prefix="loopback-apiserver-")
@@ -146,9 +166,25 @@ class LoopbackAPIServer:
         """
         return self._running().request_counts()
 
+    def register(self, *resources: Resource) -> None:
+        """Serve more resources (now if running, and from every later start); discovery follows."""
+        self._resources.extend(resources)
+        if self._httpd is not None:
+            self._httpd.registry.register(*resources)
+
     def api_client(self) -> Any:
         """A ``kubernetes.client.ApiClient`` configured from this server's kubeconfig."""
         from kubernetes import config  # lazily: importing this module must stay cheap
 
         new_client: Any = config.new_client_from_config  # untyped upstream
         return new_client(config_file=self.kubeconfig_path)
+
+
+def _create_crds(httpd: LoopbackHTTPServer, crds: list[tuple[str, dict[str, Any]]]) -> None:
+    """Create the CRDs read from files, as a client would; ValueError names the file of a refused one."""
+    res = httpd.registry.must("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    for path, crd in crds:
+        try:
+            httpd.rest.create(Request("create", res, body=json.dumps(crd).encode()))
+        except ApiError as err:
+            raise ValueError(f"{path}: {err.message}") from None

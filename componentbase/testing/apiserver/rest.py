@@ -3,17 +3,29 @@ pod binding and graceful deletion, as the components under test expect kube-apis
 
 from __future__ import annotations
 
-import base64
 import json
 import random
 import uuid
+from dataclasses import replace
 from typing import Any
 
+from . import _schema
+from ._convert import to_storage, view
+from ._crd import CRD_KEY, Crds
+from ._defaults import apply_defaults
 from ._listing import list_reply, selectors_of
+from ._subresources import (
+    binding_conflict,
+    check_disruption_budgets,
+    merge_subresource,
+    scale_of,
+    token_request,
+    with_replicas,
+)
 from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 from .errors import ApiError, status_body
 from .patch import apply_patch
-from .resources import RESOURCES, Resource, must
+from .resources import Registry, Resource
 from .selectors import Predicate
 from .store import Entry, Store, encode
 
@@ -22,8 +34,6 @@ __all__ = ["SYSTEM_NAMESPACES", "Reply", "Request", "Rest", "decode_json", "now_
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _UNDELETABLE = frozenset({"default", "kube-system", "kube-public"})
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_NAMESPACES = must("", "v1", "namespaces")
-_PODS = must("", "v1", "pods")
 # metadata fields a client cannot change with an update or patch
 _IMMUTABLE_META = ("uid", "creationTimestamp", "name", "namespace", "deletionTimestamp",
                    "deletionGracePeriodSeconds")
@@ -48,12 +58,17 @@ class Rest:
     kube-apiserver's dry-run storage (registry/generic/registry/dryrun.go) does.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, registry: Registry, issuer: str = "https://kubernetes.default.svc") -> None:
         self.store = store
+        self.registry = registry
+        self.crds = Crds(registry)
+        self.issuer = issuer
         self._random = random.Random()
+        self._namespaces = registry.must("", "v1", "namespaces")
+        self._pods = registry.must("", "v1", "pods")
         with store.cond:
             for name in SYSTEM_NAMESPACES:
-                self._create(_NAMESPACES, "", {"metadata": {"name": name}}, dry=False)
+                self._create(self._namespaces, "", {"metadata": {"name": name}}, dry=False)
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -64,16 +79,25 @@ class Rest:
             return Entry(obj, self.store.rv)
         rv = self.store.next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
-        return self.store.put(res.key, namespace, obj["metadata"]["name"], obj, rv)
+        entry = self.store.put(res.bucket, namespace, obj["metadata"]["name"], obj, rv)
+        if res.key == CRD_KEY:
+            self.crds.sync(obj)
+        return entry
 
     def _remove(self, res: Resource, namespace: str, cur: Entry, *, dry: bool) -> Entry:
         """Drop ``cur``; a dry run answers with the object as stored, as kube's dry-run delete does."""
         if dry:
             return cur
+        if res.key == CRD_KEY:  # the CRD finalizer's work: its objects go first, then its endpoints
+            served = self.crds.bucket(cur.obj)
+            if served is not None:
+                for entry in self.store.items(served.bucket, None):
+                    self._remove(served, entry.obj["metadata"].get("namespace", ""), entry, dry=False)
+            self.crds.forget(cur.obj)
         rv = self.store.next_rv()
         last = dict(cur.obj)
         last["metadata"] = dict(_meta(cur.obj), resourceVersion=str(rv))
-        return self.store.remove(res.key, namespace, last["metadata"]["name"], last, rv)
+        return self.store.remove(res.bucket, namespace, last["metadata"]["name"], last, rv)
 
     def _shape(self, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         """A new top-level dict with kind/apiVersion first, as kube prints objects."""
@@ -81,10 +105,24 @@ class Rest:
         shaped.update((k, v) for k, v in obj.items() if k not in ("kind", "apiVersion"))
         return shaped
 
+    def _admit(self, res: Resource, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        """Defaulting and validation, in the request's version: a CRD version's schema for custom
+        resources, kube's defaulters for built-ins, and the CRD checks for CRDs."""
+        if res.schema is not None:
+            obj, errors = _schema.admit(res.schema, obj)
+            if errors:
+                raise ApiError.invalid_fields(res.group, res.kind, _meta(obj).get("name", ""), errors)
+            return obj
+        apply_defaults(res.key, obj, creating=old is None)
+        if res.key == CRD_KEY:
+            return self.crds.admit(obj, old)
+        return obj
+
     def _commit(self, req: Request, cur: Entry, new: dict[str, Any]) -> Entry:
-        """Finish an update: keep immutable metadata, bump generation, drop no-ops, finalize."""
+        """Finish an update of ``cur`` (stored) to ``new`` (in the request's version): keep immutable
+        metadata, default and validate, bump generation, drop no-ops, finalize."""
         res, dry = req.res, req.options.dry_run
-        old = cur.obj
+        old = view(res, cur).obj
         old_meta = _meta(old)
         obj = self._shape(res, new)
         meta = dict(_meta(new))
@@ -93,13 +131,16 @@ class Rest:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        obj["metadata"] = meta
+        obj = self._admit(res, obj, old)
+        meta = obj["metadata"]
         if "generation" in old_meta:
             changed = _content(old) != _content(obj)
             meta["generation"] = old_meta["generation"] + (1 if changed else 0)
-        meta["resourceVersion"] = old_meta.get("resourceVersion")
-        obj["metadata"] = meta
         if obj == old:
             return cur
+        obj = to_storage(res, obj)
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get(
             "deletionGracePeriodSeconds"
         ):
@@ -111,16 +152,16 @@ class Rest:
     # --- verbs ---------------------------------------------------------------------------------
 
     def get(self, req: Request) -> Reply:
-        entry = self.store.get(req.res.key, req.namespace, req.name)
-        if entry is None:
-            raise ApiError.not_found(req.res, req.name)
+        entry = view(req.res, self._current(req))
+        if req.sub == "scale":
+            return Reply(200, encode(scale_of(req.res, entry.obj)))
         return Reply(200, entry.raw)
 
     def create(self, req: Request) -> Reply:
         obj = decode_object(req.body)
         with self.store.cond:
             entry = self._create(req.res, req.namespace, obj, dry=req.options.dry_run)
-        return Reply(201, entry.raw)
+        return Reply(201, view(req.res, entry).raw)
 
     def _create(self, res: Resource, namespace: str, obj: dict[str, Any], *, dry: bool) -> Entry:
         meta = dict(_meta(obj))
@@ -130,8 +171,8 @@ class Rest:
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
             meta["namespace"] = namespace
-            if self.store.get(_NAMESPACES.key, "", namespace) is None:
-                raise ApiError.not_found(_NAMESPACES, namespace)
+            if self.store.get(self._namespaces.bucket, "", namespace) is None:
+                raise ApiError.not_found(self._namespaces, namespace)
         else:
             meta.pop("namespace", None)
         name = meta.get("name") or ""
@@ -141,7 +182,7 @@ class Rest:
                 why = "Required value: name or generateName is required"
                 raise ApiError.invalid(res, "", "metadata.name", why)
             name = self._generate(res, namespace, prefix)
-        if self.store.get(res.key, namespace, name) is not None:
+        if self.store.get(res.bucket, namespace, name) is not None:
             raise ApiError.already_exists(res, name)
         meta["name"] = name
         meta["uid"] = str(uuid.uuid4())
@@ -152,16 +193,18 @@ class Rest:
             meta.pop(key, None)
         obj = self._shape(res, obj)
         obj["metadata"] = meta
-        if "spec" in obj:
+        if "spec" in obj or res.schema is not None:
             meta["generation"] = 1
-        _defaults(res, obj)
+        if res.schema is not None and res.has_status:
+            obj.pop("status", None)  # a custom resource's status is only written through /status
+        obj = to_storage(res, self._admit(res, obj, None))
         return self._write(res, namespace, obj, dry=dry)
 
     def _generate(self, res: Resource, namespace: str, prefix: str) -> str:
         """A free name for ``prefix``; nothing is reserved, so a dry run's name may be handed out again."""
         while True:
             name = prefix + "".join(self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
-            if self.store.get(res.key, namespace, name) is None:
+            if self.store.get(res.bucket, namespace, name) is None:
                 return name
 
     def update(self, req: Request) -> Reply:
@@ -173,27 +216,33 @@ class Rest:
             )
         with self.store.cond:
             cur = self._current(req)
-            wanted = meta.get("resourceVersion")
-            if wanted and wanted != _meta(cur.obj).get("resourceVersion"):
-                raise ApiError.modified(req.res, req.name)
-            entry = self._commit(req, cur, _separate(req.res, cur.obj, obj, req.sub))
-        return Reply(200, entry.raw)
+            return self._replace(req, cur, obj)
 
     def patch(self, req: Request) -> Reply:
         patch = decode_json(req.body)
         with self.store.cond:
             cur = self._current(req)
-            doc = apply_patch(req.content_type, json.loads(cur.raw), patch)
+            old = view(req.res, cur).obj
+            target = scale_of(req.res, old) if req.sub == "scale" else json.loads(view(req.res, cur).raw)
+            doc = apply_patch(req.content_type, target, patch)
             if not isinstance(doc, dict):
                 raise ApiError(422, "Invalid", "the patch result is not an object")
-            rv = _meta(doc).get("resourceVersion")
-            if rv and rv != _meta(cur.obj).get("resourceVersion"):
-                raise ApiError.modified(req.res, req.name)
-            entry = self._commit(req, cur, _separate(req.res, cur.obj, doc, req.sub))
-        return Reply(200, entry.raw)
+            return self._replace(req, cur, doc)
+
+    def _replace(self, req: Request, cur: Entry, new: dict[str, Any]) -> Reply:
+        """Update ``cur`` to ``new``, the body of a PUT or a patched document, through ``req.sub``."""
+        old = view(req.res, cur).obj
+        if req.sub == "scale":
+            entry = self._commit(req, cur, with_replicas(req.res, old, new))
+            return Reply(200, encode(scale_of(req.res, view(req.res, entry).obj)))
+        wanted = _meta(new).get("resourceVersion")
+        if wanted and wanted != _meta(old).get("resourceVersion"):
+            raise ApiError.modified(req.res, req.name)
+        entry = self._commit(req, cur, merge_subresource(req.res, old, new, req.sub))
+        return Reply(200, view(req.res, entry).raw)
 
     def _current(self, req: Request) -> Entry:
-        cur = self.store.get(req.res.key, req.namespace, req.name)
+        cur = self.store.get(req.res.bucket, req.namespace, req.name)
         if cur is None:
             raise ApiError.not_found(req.res, req.name)
         return cur
@@ -207,7 +256,7 @@ class Rest:
             _check_preconditions(req, cur)
             if req.res.key == "namespaces":
                 return Reply(200, self._delete_namespace(cur, dry=req.options.dry_run).raw)
-            return Reply(200, self._delete(req, req.namespace, cur).raw)
+            return Reply(200, view(req.res, self._delete(req, req.namespace, cur)).raw)
 
     def _delete(self, req: Request, namespace: str, cur: Entry) -> Entry:
         res, grace, dry = req.res, req.options.grace, req.options.dry_run
@@ -234,15 +283,14 @@ class Rest:
             message = f'namespaces "{name}" is forbidden: this namespace may not be deleted'
             raise ApiError(403, "Forbidden", message)
         if not dry:  # the namespace controller's work, which a dry run never starts
-            for res in RESOURCES:
-                if res.namespaced and res.stored:
-                    for entry in self.store.items(res.key, name):
-                        self._remove(res, name, entry, dry=False)
-        return self._remove(_NAMESPACES, "", cur, dry=dry)
+            for res in self.registry.buckets(namespaced=True):
+                for entry in self.store.items(res.bucket, name):
+                    self._remove(res, name, entry, dry=False)
+        return self._remove(self._namespaces, "", cur, dry=dry)
 
     def delete_collection(self, req: Request, pred: Predicate | None) -> Reply:
         with self.store.cond:
-            for entry in self.store.items(req.res.key, req.namespace or None):
+            for entry in self.store.items(req.res.bucket, req.namespace or None):
                 if pred is None or pred(entry.obj):
                     ns = entry.obj["metadata"].get("namespace", "")
                     if req.res.key == "namespaces":
@@ -257,21 +305,21 @@ class Rest:
         binding = decode_object(req.body)
         name = req.name or _meta(binding).get("name") or ""
         node = (binding.get("target") or {}).get("name")
-        pods = _PODS
+        pods = self._pods
         if not node:
             raise ApiError.invalid(pods, name, "target.name", "Required value")
         with self.store.cond:
-            cur = self.store.get("pods", req.namespace, name)
+            cur = self.store.get(pods.bucket, req.namespace, name)
             if cur is None:
                 raise ApiError.not_found(pods, name)
             spec = cur.obj.get("spec") or {}
             meta = _meta(cur.obj)
             if spec.get("nodeName"):
                 why = f'pod {name} is already assigned to node "{spec["nodeName"]}"'
-                raise _binding_conflict(name, why)
+                raise binding_conflict(name, why)
             if meta.get("deletionTimestamp"):
                 why = f"pod {name} is being deleted, cannot be assigned to a host"
-                raise _binding_conflict(name, why)
+                raise binding_conflict(name, why)
             obj = dict(cur.obj)
             obj["spec"] = dict(spec, nodeName=node)
             status = dict(cur.obj.get("status") or {})
@@ -288,48 +336,25 @@ class Rest:
             self._write(pods, req.namespace, obj, dry=req.options.dry_run)
         return Reply(201, encode(status_body(201, "", "")))
 
+    def evict(self, req: Request) -> Reply:
+        """pods/eviction: the graceful delete ``kubectl drain`` asks for, refused (429) while a
+        PodDisruptionBudget selecting the pod allows no disruption, as kube's eviction REST does."""
+        eviction = decode_object(req.body)
+        options = eviction.get("deleteOptions")
+        grace = options.get("gracePeriodSeconds") if isinstance(options, dict) else None
+        with self.store.cond:
+            cur = self._current(req)
+            check_disruption_budgets(self, req, cur.obj)
+            delete = Request("delete", self._pods, req.namespace, req.name,
+                             options=replace(req.options, grace=grace if isinstance(grace, int) else None))
+            self._delete(delete, req.namespace, cur)
+        return Reply(201, encode(status_body(201, "", "")))
 
-def _separate(res: Resource, old: dict[str, Any], new: dict[str, Any], sub: str) -> dict[str, Any]:
-    """Status writes keep everything but status; main-resource writes keep the old status."""
-    if sub == "status":
-        merged = dict(old)
-        if "status" in new:
-            merged["status"] = new["status"]
-        else:
-            merged.pop("status", None)
-        return merged
-    if res.has_status:
-        merged = dict(new)
-        if "status" in old:
-            merged["status"] = old["status"]
-        else:
-            merged.pop("status", None)
-        return merged
-    return new
-
-
-def _defaults(res: Resource, obj: dict[str, Any]) -> None:
-    """The few defaults components rely on; kube fills in many more."""
-    if res.key == "pods":
-        spec = dict(obj.get("spec") or {})
-        spec.setdefault("schedulerName", "default-scheduler")
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("terminationGracePeriodSeconds", 30)
-        spec.setdefault("dnsPolicy", "ClusterFirst")
-        obj["spec"] = spec
-        obj["status"] = {"phase": "Pending"}
-    elif res.key == "namespaces":
-        obj["status"] = {"phase": "Active"}
-    elif res.key == "secrets" and isinstance(obj.get("stringData"), dict):
-        data = dict(obj.get("data") or {})
-        for k, v in obj.pop("stringData").items():
-            data[k] = base64.b64encode(str(v).encode()).decode()
-        obj["data"] = data
-
-
-def _binding_conflict(name: str, why: str) -> ApiError:
-    message = f'Operation cannot be fulfilled on pods/binding "{name}": {why}'
-    return ApiError(409, "Conflict", message, {"name": name, "kind": "pods/binding"})
+    def token(self, req: Request) -> Reply:
+        """serviceaccounts/token: a TokenRequest for an existing service account."""
+        body = decode_object(req.body)
+        sa = view(req.res, self._current(req)).obj
+        return Reply(201, encode(token_request(sa, body, self.issuer)))
 
 
 def _check_preconditions(req: Request, cur: Entry) -> None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ApiError
-from .resources import Resource, group_versions, lookup
+from .resources import SUBRESOURCES, Registry, Resource
 
 __all__ = ["DISCOVERY_PATHS", "Route", "resolve"]
 
 DISCOVERY_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz", "/api", "/apis"})
-_SERVED = frozenset(group_versions())
-_GROUPS = frozenset(g for g, _ in _SERVED if g)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +27,7 @@ def _verb(method: str, res: Resource, name: str, sub: str, watch: bool, watch_pa
         if watch_path and not sub:
             return "watch"  # the old /watch/.../NAME form watches one object
         return "get" if name else ("watch" if watch else "list")
-    if method == "POST" and (not name or sub == "binding"):
+    if method == "POST" and (not name or (sub and SUBRESOURCES[sub][3] == ("create",))):
         return "create"
     if method == "PUT" and name:
         return "update"
@@ -41,14 +39,12 @@ def _verb(method: str, res: Resource, name: str, sub: str, watch: bool, watch_pa
 
 
 def _allowed(res: Resource, verb: str, sub: str) -> bool:
-    if sub == "status":
-        return verb in ("get", "update", "patch")
-    if sub == "binding":
-        return verb == "create"
+    if sub:
+        return verb in SUBRESOURCES[sub][3]
     return verb in res.verbs
 
 
-def resolve(method: str, path: str, watch_param: bool) -> Route:
+def resolve(registry: Registry, method: str, path: str, watch_param: bool) -> Route:
     """Raise 404 for paths nothing serves and 405 for verbs a resource does not take."""
     parts = [p for p in path.split("/") if p]
     if path.rstrip("/") in DISCOVERY_PATHS or path == "/":
@@ -58,12 +54,12 @@ def resolve(method: str, path: str, watch_param: bool) -> Route:
     if parts[0] == "api":
         group, version, rest = "", parts[1], parts[2:]
     elif len(parts) == 2:
-        if parts[1] not in _GROUPS:
+        if not parts[1] or parts[1] not in registry.state.versions:
             raise ApiError.path_not_found()
         return _discovery(method, "/" + "/".join(parts))
     else:
         group, version, rest = parts[1], parts[2], parts[3:]
-    if (group, version) not in _SERVED:
+    if not registry.served(group, version):
         raise ApiError.path_not_found()
     if not rest:
         return _discovery(method, "/" + "/".join(parts))
@@ -72,12 +68,12 @@ def resolve(method: str, path: str, watch_param: bool) -> Route:
         rest = rest[1:]
     namespace = ""
     if rest and rest[0] == "namespaces" and len(rest) >= 3:
-        inner = lookup(group, version, rest[2])
+        inner = registry.lookup(group, version, rest[2])
         if inner is not None and inner.namespaced:
             namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
         raise ApiError.path_not_found()
-    res = lookup(group, version, rest[0])
+    res = registry.lookup(group, version, rest[0])
     if res is None:
         raise ApiError.path_not_found()
     name = rest[1] if len(rest) > 1 else ""

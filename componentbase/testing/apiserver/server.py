@@ -15,12 +15,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ._builtin import builtin_resources
 from ._http import HeaderError, read_headers
 from ._options import options_of
 from .auth import Attributes, Authorizer, User
-from .discovery import discovery
+from .discovery import Discovery
 from .errors import ApiError
 from .faults import Decision, Faults, rules_from
+from .resources import Registry
 from .rest import Reply, Request, Rest, decode_json, selectors_of
 from .reviews import access_review, token_review
 from .routing import Route, resolve
@@ -51,10 +53,13 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         authorizer: Authorizer | None = None,
         enforce_authorization: bool = False,
         bookmark_interval: float = 1.0,
+        registry: Registry | None = None,
     ) -> None:
         super().__init__(address, _Handler)
         self.store = store
-        self.rest = Rest(store)
+        self.registry = registry if registry is not None else Registry(builtin_resources())
+        self.rest = Rest(store, self.registry)
+        self.discovery = Discovery(self.registry, self.address)
         self.faults = faults
         self.tokens = tokens
         self.authorizer = authorizer or Authorizer()
@@ -178,10 +183,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length > 0 else b""
 
-    def _send(self, code: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+    def _send(self, code: int, body: bytes, headers: Mapping[str, str] | None = None,
+              content_type: str = "application/json") -> None:
         """Headers and body in one write: with small replies that avoids Nagle/delayed-ACK stalls."""
         head = [f"HTTP/1.1 {code} {_PHRASES.get(code, '')}",
-                "Content-Type: application/json",
+                f"Content-Type: {content_type}",
                 f"Content-Length: {len(body)}",
                 "Cache-Control: no-cache, private"]
         for key, value in (headers or {}).items():
@@ -209,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             user = self._authenticate()
-            route = resolve(method, path, query.get("watch") in ("true", "1"))
+            route = resolve(self.server.registry, method, path, query.get("watch") in ("true", "1"))
             self.server.count(route.verb, route.res.plural if route.res else path)
             decision = self.server.faults.decide(route.verb, route.res.plural if route.res else "", path)
             if decision is not None and not self._apply_faults(decision):
@@ -217,8 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.server.enforce_authorization:
                 self._authorize(user, route)
             if route.res is None:
-                doc = discovery(route.path, self.server.address)
-                self._send(200, b"ok" if doc is None else encode(doc))
+                self._discovery(route.path)
                 return
             content_type = self.headers.get("Content-Type") or "application/json"
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
@@ -235,12 +240,21 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as err:  # a bug here must not kill the connection thread silently
             self._send_error(ApiError(500, "InternalError", f"Internal error occurred: {err!r}"))
 
+    def _discovery(self, path: str) -> None:
+        doc = self.server.discovery.document(path, self.headers.get("Accept") or "")
+        if doc is None:
+            self._send(200, b"ok")
+            return
+        headers = {"ETag": doc.etag, "Vary": "Accept"} if doc.etag else None
+        fresh = bool(doc.etag) and doc.etag == self.headers.get("If-None-Match")
+        self._send(304 if fresh else 200, b"" if fresh else doc.body, headers, doc.content_type)
+
     def _dispatch(self, route: Route, req: Request) -> Reply:
         rest = self.server.rest
         res = req.res
         if route.verb == "create":
-            if route.sub == "binding" or res.key == "bindings":
-                return rest.bind(req)
+            if route.sub or res.key == "bindings":  # binding, eviction, token
+                return {"eviction": rest.evict, "token": rest.token}.get(route.sub, rest.bind)(req)
             if res.key == "tokenreviews.authentication.k8s.io":
                 return token_review(res, req.body, self.server.tokens or {})
             if res.key == "subjectaccessreviews.authorization.k8s.io":

@@ -22,12 +22,13 @@ def encode(obj: Any) -> bytes:
 class Entry:
     """One stored object version: the dict and its serialized form."""
 
-    __slots__ = ("obj", "raw", "rv")
+    __slots__ = ("obj", "raw", "rv", "views")
 
     def __init__(self, obj: dict[str, Any], rv: int) -> None:
         self.obj = obj
         self.rv = rv
         self.raw = encode(obj)
+        self.views: dict[str, Entry] | None = None  # other versions of the same object (``_convert``)
 
 
 @dataclass(frozen=True, slots=True)

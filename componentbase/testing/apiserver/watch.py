@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ._convert import view
 from .errors import status_body
 from .resources import Resource
 from .selectors import Predicate
@@ -38,20 +39,21 @@ def _gone(since: int, floor: int) -> bytes:
 
 def _translate(spec: WatchSpec, ev: Event) -> bytes | None:
     """Selectors apply to both sides of a change: leaving the selection reads as DELETED."""
-    if ev.bucket != spec.res.key or (spec.namespace is not None and ev.namespace != spec.namespace):
+    if ev.bucket != spec.res.bucket or (spec.namespace is not None and ev.namespace != spec.namespace):
         return None
+    entry = view(spec.res, ev.entry)
     if spec.pred is None:
-        return _line(ev.type, ev.entry.raw)
-    now_in = spec.pred(ev.entry.obj)
+        return _line(ev.type, entry.raw)
+    now_in = spec.pred(entry.obj)
     if ev.type != "MODIFIED":
-        return _line(ev.type, ev.entry.raw) if now_in else None
-    was_in = ev.prev is not None and spec.pred(ev.prev.obj)
+        return _line(ev.type, entry.raw) if now_in else None
+    was_in = ev.prev is not None and spec.pred(view(spec.res, ev.prev).obj)
     if was_in and now_in:
-        return _line("MODIFIED", ev.entry.raw)
+        return _line("MODIFIED", entry.raw)
     if now_in:
-        return _line("ADDED", ev.entry.raw)
+        return _line("ADDED", entry.raw)
     if was_in:
-        return _line("DELETED", ev.entry.raw)
+        return _line("DELETED", entry.raw)
     return None
 
 
@@ -77,9 +79,9 @@ def stream(
     runs about every ``poll`` seconds, which is enough for abandoned watches to free their thread.
     """
     with store.cond:
-        wake = store.watchers(spec.res.key)
+        wake = store.watchers(spec.res.bucket)
         if spec.since is None:
-            initial = store.items(spec.res.key, spec.namespace)
+            initial = [view(spec.res, e) for e in store.items(spec.res.bucket, spec.namespace)]
             pos = store.rv
         else:
             initial, pos = [], spec.since
