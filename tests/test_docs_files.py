@@ -1,0 +1,41 @@
+"""Code blocks marked ``<!-- file: PATH -->`` in the docs are that file as it is (less its docstring).
+
+The files themselves are what the tests run (the hello and widgets controllers, the greeter component), so
+what a reader copies from the docs is what is tested.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKED = re.compile(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", re.S)
+
+
+def _without_docstring(path: Path) -> str:
+    text = path.read_text()
+    if path.suffix != ".py":
+        return text.strip()
+    module = ast.parse(text)
+    first = module.body[0] if module.body else None
+    end = first.end_lineno if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) else 0
+    return "\n".join(text.splitlines()[end or 0:]).strip()
+
+
+@pytest.mark.parametrize("doc", sorted(p.name for p in (ROOT / "docs").glob("*.md")))
+def test_marked_blocks_are_their_files(doc: str) -> None:
+    text = (ROOT / "docs" / doc).read_text()
+    for path, block in MARKED.findall(text):
+        assert block.strip() == _without_docstring(ROOT / path), f"docs/{doc}: the block of {path} is stale"
+
+
+def test_getting_started_shows_every_example_it_names() -> None:
+    marked = {path for path, _ in MARKED.findall((ROOT / "docs" / "getting-started.md").read_text())}
+    assert marked == {"examples/hello/__main__.py", "examples/widgets/crd.yaml", "examples/widgets/__main__.py",
+                      "examples/greeter/__main__.py"}
