@@ -1,4 +1,4 @@
-"""Suite-wide settings for componentbase's own tests."""
+"""Suite-wide settings for componentbase's own tests: every test carries exactly one tier (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,25 @@ import threading
 
 import pytest
 
+TIERS = ("unit", "integration", "process")
+
 _status: list[int] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse to run a suite where a test has no tier or two, so ``-m unit`` never silently misses one.
+
+    Runs before ``-m`` deselects, so it sees every collected test.
+    """
+    wrong = []
+    for item in items:
+        tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
+        if len(tiers) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(tiers) or 'no tier'}")
+    if wrong:
+        raise pytest.UsageError("each test needs exactly one of the markers " + ", ".join(TIERS)
+                                + " (docs/testing.md):\n  " + "\n  ".join(wrong))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

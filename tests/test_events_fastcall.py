@@ -10,6 +10,7 @@ from kubernetes import client
 import componentbase
 
 
+@pytest.mark.integration
 def test_the_same_call_sends_the_dict_as_built(kube_client: client.ApiClient) -> None:
     core = client.CoreV1Api(kube_client)
     create = componentbase.client.unvalidated(core.create_namespaced_config_map)
@@ -20,6 +21,7 @@ def test_the_same_call_sends_the_dict_as_built(kube_client: client.ApiClient) ->
     assert got["data"] == {"k": "v"}
 
 
+@pytest.mark.integration
 def test_refusals_raise_as_the_validated_method_does(kube_client: client.ApiClient) -> None:
     core = client.CoreV1Api(kube_client)
     create = componentbase.client.unvalidated(core.create_namespaced_config_map)
@@ -29,6 +31,7 @@ def test_refusals_raise_as_the_validated_method_does(kube_client: client.ApiClie
     assert err.value.status == 409
 
 
+@pytest.mark.unit
 def test_anything_else_comes_back_as_it_is() -> None:
     def plain(x: int) -> int:
         return x

@@ -9,8 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
@@ -19,17 +18,9 @@ from componentbase.events import EventBroadcaster
 from componentbase.testing import (
     LoopbackAPIServer,
     User,
+    eventually,
 )
 from tests.events_support import POD, list_events
-
-
-def _wait(cond: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := cond()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
-    return result
 
 
 def _gone(pid: int) -> bool:
@@ -49,6 +40,7 @@ def process_broadcaster(kube_client: client.ApiClient) -> Iterator[EventBroadcas
     b.shutdown(2)
 
 
+@pytest.mark.process
 def test_events_arrive_from_a_child_process_and_repeats_aggregate(
         kube_client: client.ApiClient, process_broadcaster: EventBroadcaster) -> None:
     b = process_broadcaster
@@ -72,6 +64,7 @@ def test_events_arrive_from_a_child_process_and_repeats_aggregate(
     assert b.sent == len(events)
 
 
+@pytest.mark.process
 def test_full_queue_drops_with_one_line_and_shutdown_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="componentbase.events")
     with LoopbackAPIServer() as server:
@@ -95,6 +88,7 @@ def test_full_queue_drops_with_one_line_and_shutdown_is_bounded(caplog: pytest.L
         api.close()
 
 
+@pytest.mark.process
 def test_after_shutdown_the_child_is_gone_and_nothing_is_lost(kube_client: client.ApiClient) -> None:
     b = EventBroadcaster(kube_client, sink="process")
     recorder = b.new_recorder("c")
@@ -109,6 +103,7 @@ def test_after_shutdown_the_child_is_gone_and_nothing_is_lost(kube_client: clien
     assert len(list_events(kube_client)) == 20
 
 
+@pytest.mark.process
 def test_a_killed_child_is_replaced_by_a_thread_with_one_line(kube_client: client.ApiClient,
                                                                process_broadcaster: EventBroadcaster,
                                                                caplog: pytest.LogCaptureFixture) -> None:
@@ -116,13 +111,15 @@ def test_a_killed_child_is_replaced_by_a_thread_with_one_line(kube_client: clien
     pid = b.sender_pid
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
-    _wait(lambda: any("event sender process exited" in r.getMessage() for r in caplog.records), what="the log line")
+    eventually(lambda: any("event sender process exited" in r.getMessage() for r in caplog.records),
+               what="the log line")
     b.new_recorder("c").event(POD, "Normal", "R", "after the child died")
     assert b.flush(5)
     assert [e["message"] for e in list_events(kube_client)] == ["after the child died"]
     assert len([r for r in caplog.records if "event sender process exited" in r.getMessage()]) == 1
 
 
+@pytest.mark.integration
 def test_a_client_that_cannot_be_carried_sends_from_a_thread(kube_client: client.ApiClient,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     kube_client.configuration.refresh_api_key_hook = lambda configuration: None  # type: ignore[assignment]
@@ -136,6 +133,7 @@ def test_a_client_that_cannot_be_carried_sends_from_a_thread(kube_client: client
     b.shutdown(2)
 
 
+@pytest.mark.process
 def test_the_bearer_token_is_carried() -> None:
     with LoopbackAPIServer(tokens={"s3cret": User("sched", "u1", ("system:masters",))}) as server:
         api = server.api_client()
@@ -160,6 +158,7 @@ PARENT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.process
 def test_the_child_exits_when_its_parent_is_killed(kube_apiserver: LoopbackAPIServer) -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT, kube_apiserver.kubeconfig_path], stdout=subprocess.PIPE,
                               text=True)
@@ -170,4 +169,4 @@ def test_the_child_exits_when_its_parent_is_killed(kube_apiserver: LoopbackAPISe
     finally:
         parent.kill()
         parent.wait(10)
-    _wait(lambda: _gone(child), timeout=5, what=f"the event sender {child} to exit")
+    eventually(lambda: _gone(child), timeout=5, what=f"the event sender {child} to exit")

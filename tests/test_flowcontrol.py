@@ -6,6 +6,8 @@ import pytest
 
 from componentbase.util import TokenBucket
 
+pytestmark = pytest.mark.unit
+
 
 class Clock:
     def __init__(self) -> None:

@@ -1,10 +1,11 @@
-"""Testing helpers for components: a loopback Kubernetes API server and its pytest fixtures.
+"""Testing helpers for components: a loopback Kubernetes API server, its pytest fixtures, and ``eventually``.
 
 Importing this package does not import ``kubernetes``; only ``LoopbackAPIServer.api_client`` does.
 """
 
 from __future__ import annotations
 
+from ._eventually import eventually
 from .apiserver import (
            FAULTS_PATH,
            FaultRule,
@@ -15,5 +16,5 @@ from .apiserver import (
            write_kubeconfig,
 )
 
-__all__ = ["FAULTS_PATH", "FaultRule", "Faults", "LoopbackAPIServer", "User", "kubeconfig_text",
+__all__ = ["FAULTS_PATH", "FaultRule", "Faults", "LoopbackAPIServer", "User", "eventually", "kubeconfig_text",
            "write_kubeconfig"]

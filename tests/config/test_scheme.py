@@ -113,6 +113,7 @@ def errors_of(text: str, source: str = "sched.yaml") -> list[str]:
 # Decoding
 
 
+@pytest.mark.unit
 def test_decode_fills_defaults_and_runs_the_defaulter() -> None:
     cfg = SCHEME.decode(doc("parallelism: 4\n"))
     assert isinstance(cfg, SchedulerConfig)
@@ -122,6 +123,7 @@ def test_decode_fills_defaults_and_runs_the_defaulter() -> None:
     assert cfg.pod_max_backoff == 10.0 and str(cfg.pod_max_backoff) == "10s"
 
 
+@pytest.mark.unit
 def test_decode_reads_every_supported_type() -> None:
     cfg = SCHEME.decode(doc("""\
         parallelism: 8
@@ -163,6 +165,7 @@ def test_decode_reads_every_supported_type() -> None:
     assert cfg.raw == [1, {"b": True}] and type(cfg.raw) is list and type(cfg.raw[1]) is dict
 
 
+@pytest.mark.unit
 def test_decode_accepts_json() -> None:
     text = json.dumps({"apiVersion": API, "kind": "SchedulerConfiguration", "parallelism": 3,
                        "leaderElection": {"leaderElect": False}})
@@ -171,6 +174,7 @@ def test_decode_accepts_json() -> None:
     assert cfg.parallelism == 3 and cfg.leader_election.leader_elect is False
 
 
+@pytest.mark.unit
 def test_a_header_only_document_is_the_defaulted_config() -> None:
     cfg = SCHEME.decode(doc(""))
     expected = SchedulerConfig()
@@ -178,6 +182,7 @@ def test_a_header_only_document_is_the_defaulted_config() -> None:
     assert cfg == expected
 
 
+@pytest.mark.unit
 def test_every_problem_is_reported_with_file_line_and_path() -> None:
     text = doc("""\
         parallelism: x
@@ -205,6 +210,7 @@ def test_every_problem_is_reported_with_file_line_and_path() -> None:
     ]
 
 
+@pytest.mark.unit
 def test_errors_are_decode_errors_of_located_lines() -> None:
     with pytest.raises(DecodeError) as info:
         SCHEME.decode(doc("parallelism: x\nfoo: 1\n"), "sched.yaml")
@@ -214,6 +220,7 @@ def test_errors_are_decode_errors_of_located_lines() -> None:
     assert all(isinstance(e, ValueError) for e in err)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("body", "line"),
     [
@@ -249,6 +256,7 @@ def test_wrong_types(body: str, line: str) -> None:
     assert errors_of(doc(body + "\n")) == [f"sched.yaml:3: {line}"]
 
 
+@pytest.mark.unit
 def test_unknown_fields_at_depth_name_the_key_line() -> None:
     text = doc("""\
         clientConnection:
@@ -266,6 +274,7 @@ def test_unknown_fields_at_depth_name_the_key_line() -> None:
     ]
 
 
+@pytest.mark.unit
 def test_duplicate_keys_are_all_reported_at_every_depth() -> None:
     text = doc("""\
         parallelism: 1
@@ -282,6 +291,7 @@ def test_duplicate_keys_are_all_reported_at_every_depth() -> None:
     ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "lines"),
     [
@@ -301,6 +311,7 @@ def test_header_problems(text: str, lines: list[str]) -> None:
     assert errors_of(text) == lines
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "line"),
     [
@@ -317,6 +328,7 @@ def test_yaml_syntax_errors_name_their_line(text: str, line: str) -> None:
     assert errors_of(text) == [line]
 
 
+@pytest.mark.unit
 def test_decode_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("sched.yaml").write_text(doc("parallelism: 2\n"))
@@ -328,6 +340,7 @@ def test_decode_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(info.value) == 'bad.yaml:4: unknown field "foo"'
 
 
+@pytest.mark.unit
 def test_missing_file_reads_like_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DecodeError) as info:
@@ -343,6 +356,7 @@ def test_missing_file_reads_like_go(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 # Encoding
 
 
+@pytest.mark.unit
 def test_encode_is_header_first_declaration_order_camel_case() -> None:
     cfg = SchedulerConfig(
         profiles=[Profile(plugins=[Plugin(name="A", args={"z": 1, "a": [True, None]})])],
@@ -398,6 +412,7 @@ def test_encode_is_header_first_declaration_order_camel_case() -> None:
     assert SCHEME.decode(text) == cfg
 
 
+@pytest.mark.unit
 def test_to_dict_is_plain_json() -> None:
     cfg = SchedulerConfig(bind_timeout=Duration(2))
     _default_scheduler(cfg)
@@ -409,6 +424,7 @@ def test_to_dict_is_plain_json() -> None:
     assert to_dict(cfg) == {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
 
 
+@pytest.mark.unit
 def test_write_file_round_trips(tmp_path: Path) -> None:
     cfg = SchedulerConfig(parallelism=3)
     _default_scheduler(cfg)
@@ -496,6 +512,7 @@ def _rand_scheduler(r: random.Random) -> SchedulerConfig:
     )
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("seed", range(60))
 def test_random_configs_round_trip(seed: int) -> None:
     r = random.Random(seed)
@@ -509,6 +526,7 @@ def test_random_configs_round_trip(seed: int) -> None:
         json.dumps(SCHEME.to_dict(obj))
 
 
+@pytest.mark.unit
 def test_round_trip_of_a_defaulted_config_with_empty_and_none_values() -> None:
     cfg = SchedulerConfig(profiles=[Profile(plugins=[], plugin_sets={"x": []})], debugging=None, raw={"k": None})
     _default_scheduler(cfg)
@@ -519,6 +537,7 @@ def test_round_trip_of_a_defaulted_config_with_empty_and_none_values() -> None:
 # Registration, non-registered types
 
 
+@pytest.mark.unit
 def test_register_rules() -> None:
     s = Scheme()
     s.register(SchedulerConfig, API, "SchedulerConfiguration")
@@ -538,6 +557,7 @@ def test_register_rules() -> None:
         s.encode(Plugin(name="x"))
 
 
+@pytest.mark.unit
 def test_structure_and_decode_as_for_non_registered_types() -> None:
     assert structure({"endpoint": "unix:///x", "timeout": "5s"}, ProviderConfig) == ProviderConfig(
         endpoint="unix:///x", timeout=Duration(5))
@@ -557,6 +577,7 @@ def test_structure_and_decode_as_for_non_registered_types() -> None:
         unstructure(object())
 
 
+@pytest.mark.process
 def test_importing_the_scheme_stays_light() -> None:
     code = ("import sys, componentbase.componentconfig._scheme\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'cattrs', 'ruamel'}))")
@@ -566,6 +587,7 @@ def test_importing_the_scheme_stays_light() -> None:
     assert "kubernetes" not in out.stderr
 
 
+@pytest.mark.unit
 def test_module_namespace() -> None:
     assert set(scheme_mod.__all__) <= set(dir(scheme_mod))
 
@@ -575,6 +597,7 @@ class Unsupported:
     either: int | str = 1
 
 
+@pytest.mark.unit
 def test_an_unsupported_field_type_is_a_program_error_not_a_file_error() -> None:
     import cattrs
 
@@ -582,6 +605,7 @@ def test_an_unsupported_field_type_is_a_program_error_not_a_file_error() -> None
         decode_as("either: 1\n", Unsupported)
 
 
+@pytest.mark.unit
 def test_new_is_what_an_empty_document_decodes_to() -> None:
     from examples.scheduler.config import API_VERSION, KIND, SCHEME
 

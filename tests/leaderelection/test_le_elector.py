@@ -22,6 +22,8 @@ from componentbase.testing import LoopbackAPIServer
 from .conftest import LEASE, NAMESPACE, TIMINGS, Candidates, Recorder, raw_lease
 from .proxy import BlackholeProxy
 
+pytestmark = pytest.mark.integration
+
 LD, RD, RP = TIMINGS["lease_duration"], TIMINGS["renew_deadline"], TIMINGS["retry_period"]
 TIMEOUT = min(LD - RD, RD / 2)  # the default request timeout
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")

@@ -19,6 +19,8 @@ from componentbase.testing import LoopbackAPIServer
 
 from .conftest import LEASE, NAMESPACE, Candidates, raw_lease
 
+pytestmark = pytest.mark.integration
+
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 
