@@ -8,6 +8,8 @@ import threading
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 TIERS = ("unit", "integration", "process")
 
 _status: list[int] = []

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.process
+#: The demo runs a whole cluster of processes, each bounded by its own --timeout.
+pytestmark = [pytest.mark.process, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from .conftest import max_overlap
 from .procs import Proc, spawn
 from .proxy import BlackholeProxy
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.timeout(180)]
 
 #: Wider slack than the thread tests: five interpreters share two busy cores here.
 TIMINGS = {"lease_duration": 1.5, "renew_deadline": 0.9, "retry_period": 0.15}
