@@ -12,7 +12,20 @@ pytest_plugins = ["pytester"]
 
 TIERS = ("unit", "integration", "process")
 
+#: Workers for ``-n auto``: most tests wait on servers, processes and lease timings, so two cores keep four busy.
+WORKERS = 4
+
 _status: list[int] = []
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Four workers, but none for ``-m unit``: its tests only compute, and each worker would import them all again.
+
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return 0 if config.option.markexpr == "unit" else WORKERS
 
 
 @pytest.hookimpl(tryfirst=True)
