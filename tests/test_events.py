@@ -129,7 +129,7 @@ def test_recording_never_blocks_and_drops_when_the_queue_is_full(caplog: pytest.
         started = time.monotonic()
         for i in range(50):
             recorder.event(POD, "Normal", "R", f"message {i}")
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < 5  # blocking would wait out the 30 s stall
         drops = [r for r in caplog.records if "event queue full" in r.getMessage()]
         assert len(drops) == 1  # one line for the whole streak
         server.faults.clear()
@@ -164,7 +164,7 @@ def test_rejected_events_are_logged_on_one_line_and_dropped(kube_client: client.
     broadcaster = EventBroadcaster(kube_client, retry_delay=0.02, sink=sink)
     ghost = {**POD, "metadata": {**POD["metadata"], "namespace": "no-such-namespace"}}  # type: ignore[dict-item]
     broadcaster.new_recorder("c").event(ghost, "Normal", "R", "m")
-    assert broadcaster.flush(10)
+    assert broadcaster.flush(30)  # a bound, not a speed: a child sender imports the client first
     assert broadcaster.sink == sink
     broadcaster.shutdown(2)
     [line] = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
