@@ -67,14 +67,15 @@ class Cluster:
         return [e for e in self.events(namespace) if e["involvedObject"]["name"] == pod and e["reason"] == reason]
 
     def wait_events(self, pod: str, reason: str, namespace: str = "default") -> list[Obj]:
-        """The pod's events of ``reason``, once there is one (events are written after the fact)."""
+        """The pod's events of ``reason``, once there is one (events are written after the fact, by a child
+        process that imports the client first: slow on a busy machine)."""
         found: list[Obj] = []
 
         def seen() -> bool:
             found[:] = self.events_for(pod, reason, namespace)
             return bool(found)
 
-        eventually(seen, what=f"a {reason} event for {pod}")
+        eventually(seen, 30, what=f"a {reason} event for {pod}")
         return found
 
     def lease_holder(self, name: str = "kube-scheduler", namespace: str = "kube-system") -> str:

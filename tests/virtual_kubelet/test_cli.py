@@ -128,7 +128,7 @@ def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackA
         senders = _children(proc.pid)
         assert senders, "no event sender process"
         eventually(lambda: any(e["reason"] == "ProviderCreateSuccess" and e["involvedObject"]["name"] == "web"
-                             for e in kube.events()), 10, what="the ProviderCreateSuccess event")
+                             for e in kube.events()), 30, what="the ProviderCreateSuccess event")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -136,7 +136,7 @@ def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackA
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err
-    eventually(lambda: all(_state(pid) in ("gone", "Z") for pid in senders), 5, what="the event sender to exit")
+    eventually(lambda: all(_state(pid) in ("gone", "Z") for pid in senders), 15, what="the event sender to exit")
     ready_cond: dict[str, Any] = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
     assert ready_cond["status"] == "False"
     assert "Traceback" not in err
