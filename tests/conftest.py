@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     return 0 if config.option.markexpr == "unit" else WORKERS
+
+
+_MODULE_TIER = re.compile(r"^pytestmark = \[?pytest\.mark\.(\w+)", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m unit``, do not import a module whose ``pytestmark`` names another tier.
+
+    Importing the server and process tests (and the client they load) is half the time of a unit run;
+    their tests would all be deselected anyway.
+    """
+    if config.option.markexpr != "unit" or not collection_path.name.startswith("test_") \
+            or collection_path.suffix != ".py":
+        return None
+    found = _MODULE_TIER.search(collection_path.read_text())
+    return True if found and found.group(1) in TIERS and found.group(1) != "unit" else None
 
 
 @pytest.hookimpl(tryfirst=True)
