@@ -120,6 +120,17 @@ def test_a_killed_child_is_replaced_by_a_thread_with_one_line(kube_client: clien
 
 
 @pytest.mark.integration
+def test_a_broadcaster_shut_down_starts_no_child(kube_client: client.ApiClient) -> None:
+    """Nothing would stop a sender started after ``shutdown``: its child would outlive the component."""
+    b = EventBroadcaster(kube_client, sink="process")
+    b.shutdown(1)
+    b.start()
+    assert b.wait_ready(1)
+    b.new_recorder("c").event(POD, "Normal", "R", "m")
+    assert b.sender_pid is None and b.sent == 0
+
+
+@pytest.mark.integration
 def test_a_client_that_cannot_be_carried_sends_from_a_thread(kube_client: client.ApiClient,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     kube_client.configuration.refresh_api_key_hook = lambda configuration: None  # type: ignore[assignment]
