@@ -26,7 +26,7 @@ class Proc:
         self.p = subprocess.Popen([sys.executable, "-m", "examples.scheduler", "--secure-port=0", *args],
                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def terminate(self, timeout: float = 15.0) -> tuple[int, str]:
+    def terminate(self, timeout: float = 30.0) -> tuple[int, str]:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
         try:
