@@ -1,14 +1,65 @@
-"""Suite-wide settings for componentbase's own tests."""
+"""Suite-wide settings for componentbase's own tests: every test carries exactly one tier (docs/testing.md)."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
+TIERS = ("unit", "integration", "process")
+
+#: Workers for ``-n auto``: most tests wait on servers, processes and lease timings, so two cores keep four busy.
+WORKERS = 4
+
 _status: list[int] = []
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Four workers, but none for ``-m unit``: its tests only compute, and each worker would import them all again.
+
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return 0 if config.option.markexpr == "unit" else WORKERS
+
+
+_MODULE_TIER = re.compile(r"^pytestmark = \[?pytest\.mark\.(\w+)", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m unit``, do not import a module whose ``pytestmark`` names another tier.
+
+    Importing the server and process tests (and the client they load) is half the time of a unit run;
+    their tests would all be deselected anyway.
+    """
+    if config.option.markexpr != "unit" or not collection_path.name.startswith("test_") \
+            or collection_path.suffix != ".py":
+        return None
+    found = _MODULE_TIER.search(collection_path.read_text())
+    return True if found and found.group(1) in TIERS and found.group(1) != "unit" else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse to run a suite where a test has no tier or two, so ``-m unit`` never silently misses one.
+
+    Runs before ``-m`` deselects, so it sees every collected test.
+    """
+    wrong = []
+    for item in items:
+        tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
+        if len(tiers) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(tiers) or 'no tier'}")
+    if wrong:
+        raise pytest.UsageError("each test needs exactly one of the markers " + ", ".join(TIERS)
+                                + " (docs/testing.md):\n  " + "\n  ".join(wrong))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

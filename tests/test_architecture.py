@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parent.parent
 
 #: What a function-level import in the library may load lazily: packages slow to import that ``--help``,
-#: ``--version`` and config validation do not need (and the client module built on ``kubernetes``).
+#: ``--version`` and config validation do not need (and the client module built on ``kubernetes``), and
+#: packages that are not dependencies of componentbase (psutil is in the test extra; PyYAML comes with
+#: ``kubernetes``) and are needed only by the test kit's optional features.
 # componentbase.controller: the informers, queues and elector it loads cost ~50 ms, kept off --help.
 LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs",
-        "componentbase.client._throttled", "componentbase.controller")
+        "componentbase.client._throttled", "componentbase.controller", "psutil", "yaml")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -33,6 +33,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
                           env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)
 
 
+@pytest.mark.process  # lint-imports runs in a fresh interpreter
 def test_the_layer_contracts_hold() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -52,6 +53,7 @@ def _append(path: Path, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
+@pytest.mark.process  # lint-imports runs in a fresh interpreter
 def test_a_cycle_through_a_function_level_import_breaks_the_contract(tree: Path) -> None:
     _append(tree / "componentbase/util/_files.py", "\n\ndef _upward() -> None:\n    import componentbase.app\n")
     result = lint_imports(tree)
@@ -60,6 +62,7 @@ def test_a_cycle_through_a_function_level_import_breaks_the_contract(tree: Path)
     assert "componentbase.util._files -> componentbase.app" in result.stdout
 
 
+@pytest.mark.process  # lint-imports runs in a fresh interpreter
 def test_siblings_of_one_layer_must_not_know_each_other(tree: Path) -> None:
     _append(tree / "componentbase/informers/_cache.py", "\nfrom componentbase import workqueue  # noqa\n")
     result = lint_imports(tree)
@@ -67,6 +70,7 @@ def test_siblings_of_one_layer_must_not_know_each_other(tree: Path) -> None:
     assert "componentbase.informers._cache -> componentbase.workqueue" in result.stdout
 
 
+@pytest.mark.process  # lint-imports runs in a fresh interpreter
 def test_importing_the_root_package_from_inside_breaks_the_contract(tree: Path) -> None:
     _append(tree / "componentbase/util/version.py", "\nimport componentbase  # noqa\n")
     result = lint_imports(tree)
@@ -92,6 +96,7 @@ def _private(module: str) -> bool:
                                                        for p in module.split("."))
 
 
+@pytest.mark.unit
 def test_examples_and_benchmarks_use_only_public_names() -> None:
     found = [f"{path.relative_to(ROOT)}:{line}: {module}"
              for folder in ("examples", "benchmarks") for path in sorted((ROOT / folder).rglob("*.py"))
@@ -111,6 +116,7 @@ def _explained(lines: list[str], index: int) -> bool:
     return False
 
 
+@pytest.mark.unit
 def test_lazy_imports_are_only_slow_packages_and_say_why() -> None:
     """A function-level import hides a cycle or saves start-up time; only the latter is allowed, with a reason."""
     found = []

@@ -42,6 +42,7 @@ def _cm(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}}
 
 
+@pytest.mark.integration
 def test_not_found(v1: client.CoreV1Api) -> None:
     err = _raised(lambda: v1.read_namespaced_config_map("missing", "default"))
     _only(err, "is_not_found")
@@ -49,6 +50,7 @@ def test_not_found(v1: client.CoreV1Api) -> None:
     assert cbclient.describe(err).summary == '404 NotFound: configmaps "missing" not found'
 
 
+@pytest.mark.integration
 def test_already_exists_is_not_a_conflict(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", _cm("a"))
     err = _raised(lambda: v1.create_namespaced_config_map("default", _cm("a")))
@@ -56,6 +58,7 @@ def test_already_exists_is_not_a_conflict(v1: client.CoreV1Api) -> None:
     _only(err, "is_already_exists")
 
 
+@pytest.mark.integration
 def test_conflict_on_a_stale_resource_version(v1: client.CoreV1Api) -> None:
     cm = v1.create_namespaced_config_map("default", _cm("b"))
     v1.patch_namespaced_config_map("b", "default", {"data": {"k": "theirs"}})
@@ -63,11 +66,13 @@ def test_conflict_on_a_stale_resource_version(v1: client.CoreV1Api) -> None:
     _only(err, "is_conflict")
 
 
+@pytest.mark.integration
 def test_invalid(v1: client.CoreV1Api) -> None:
     err = _raised(lambda: v1.create_namespaced_config_map("default", {"metadata": {}}, _preload_content=False))
     _only(err, "is_invalid")
 
 
+@pytest.mark.integration
 def test_gone_when_a_watch_resumes_from_forgotten_history() -> None:
     with LoopbackAPIServer(watch_history=3) as server, server.api_client() as api:
         v1 = client.CoreV1Api(api)
@@ -83,6 +88,7 @@ def test_gone_when_a_watch_resumes_from_forgotten_history() -> None:
         _only(status, "is_resource_expired")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("code", [500, 503])
 def test_server_errors_are_transient(kube_apiserver: LoopbackAPIServer, v1: client.CoreV1Api, code: int) -> None:
     kube_apiserver.faults.set(error_rate=1.0, error_code=code)
@@ -92,6 +98,7 @@ def test_server_errors_are_transient(kube_apiserver: LoopbackAPIServer, v1: clie
     assert cbclient.is_transient(err)
 
 
+@pytest.mark.integration
 def test_too_many_requests_suggests_the_retry_after(kube_apiserver: LoopbackAPIServer) -> None:
     kube_apiserver.faults.set(error_rate=1.0, error_code=429, retry_after=3)
     configuration = client.Configuration()
@@ -105,6 +112,7 @@ def test_too_many_requests_suggests_the_retry_after(kube_apiserver: LoopbackAPIS
     assert cbclient.describe(err).retry_after == 3.0
 
 
+@pytest.mark.integration
 def test_forbidden() -> None:
     with LoopbackAPIServer(tokens={"bob-token": User("bob")}, enforce_authorization=True) as server, \
             server.api_client() as api:
@@ -120,6 +128,7 @@ def closed_port() -> Iterator[int]:
         yield s.getsockname()[1]  # bound, never listening: connections are refused
 
 
+@pytest.mark.integration
 def test_connection_refused_is_no_answer(closed_port: int) -> None:
     configuration = client.Configuration()
     configuration.host = f"http://127.0.0.1:{closed_port}"
@@ -144,6 +153,7 @@ def _status_exception(code: int, reason: str, details: dict[str, Any] | None = N
     return err
 
 
+@pytest.mark.unit
 def test_timeouts_and_their_suggested_delay() -> None:
     gateway = _status_exception(504, "Timeout")
     _only(gateway, "is_timeout")
@@ -159,6 +169,7 @@ def test_timeouts_and_their_suggested_delay() -> None:
     assert cbclient.suggests_client_delay(_status_exception(404, "NotFound", headers={"Retry-After": "4"})) is None
 
 
+@pytest.mark.unit
 def test_an_unknown_or_missing_reason_falls_back_to_the_code() -> None:
     _only(_status_exception(409, "SomethingNew"), "is_conflict")
     _only(_status_exception(409, "AlreadyExists"), "is_already_exists")
@@ -168,6 +179,7 @@ def test_an_unknown_or_missing_reason_falls_back_to_the_code() -> None:
     assert cbclient.describe(proxy).summary == "503 Service Unavailable"
 
 
+@pytest.mark.integration
 def test_retry_on_conflict_reads_again_until_the_write_wins(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", _cm("c"))
     clock = FakeClock()
@@ -187,6 +199,7 @@ def test_retry_on_conflict_reads_again_until_the_write_wins(v1: client.CoreV1Api
     assert len(clock.waits) == 2 and all(0.01 <= w <= 0.011 for w in clock.waits)
 
 
+@pytest.mark.integration
 def test_retry_on_conflict_gives_up_with_the_last_conflict(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", _cm("d"))
     stale = v1.read_namespaced_config_map("d", "default")

@@ -16,6 +16,8 @@ import componentbase
 from componentbase.client import describe_client
 from componentbase.testing import LoopbackAPIServer
 
+pytestmark = pytest.mark.integration
+
 THROTTLED = "due to client-side throttling, not priority and fairness, request: GET:"
 
 

@@ -13,6 +13,8 @@ from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.serving import configz
 from componentbase.util import Duration
 
+pytestmark = pytest.mark.unit
+
 
 @attrs.define(kw_only=True)
 class SchedulerConfig:

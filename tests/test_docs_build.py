@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.public_api import PACKAGES, modules
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,6 +11,8 @@ from componentbase.util import (
     parse_duration,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("text", "seconds", "printed"), [
     ("15s", 15.0, "15s"),

@@ -20,6 +20,7 @@ def read(core: client.CoreV1Api, name: str) -> dict[str, str]:
     return data
 
 
+@pytest.mark.integration
 def test_the_dict_is_sent_as_built(kube_client: client.ApiClient) -> None:
     resp = request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
                    body={"metadata": {"name": "cm"}, "data": {"k": "v"}})
@@ -28,6 +29,7 @@ def test_the_dict_is_sent_as_built(kube_client: client.ApiClient) -> None:
     assert read(client.CoreV1Api(kube_client), "cm")["data"] == {"k": "v"}
 
 
+@pytest.mark.integration
 def test_refusals_raise_what_the_generated_method_raises(kube_client: client.ApiClient) -> None:
     core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}}, _preload_content=False).read()
@@ -41,6 +43,7 @@ def test_refusals_raise_what_the_generated_method_raises(kube_client: client.Api
     assert json.loads(ours.value.body)["reason"] == "AlreadyExists"
 
 
+@pytest.mark.integration
 def test_a_patch_merges_a_dict_and_applies_a_list(kube_client: client.ApiClient) -> None:
     core = client.CoreV1Api(kube_client)
     core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}, "data": {"a": "1"}},
@@ -53,6 +56,7 @@ def test_a_patch_merges_a_dict_and_applies_a_list(kube_client: client.ApiClient)
     assert read(core, "cm")["data"] == {"b": "2"}
 
 
+@pytest.mark.integration
 def test_names_in_the_path_are_quoted(kube_client: client.ApiClient) -> None:
     request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
             body={"metadata": {"name": "cm"}}).read()
@@ -63,6 +67,7 @@ def test_names_in_the_path_are_quoted(kube_client: client.ApiClient) -> None:
     assert err.value.status == 404
 
 
+@pytest.mark.integration
 def test_the_client_side_rate_limit_applies(kube_apiserver: LoopbackAPIServer) -> None:
     cc = componentbase.ClientConnectionConfiguration(kubeconfig=kube_apiserver.kubeconfig_path, qps=0.001, burst=1)
     with componentbase.new_api_client(cc) as api:

@@ -16,6 +16,8 @@ from componentbase.componentconfig import (
 )
 from componentbase.util.field import AggregateError
 
+pytestmark = pytest.mark.unit
+
 SPECS = {
     "AlphaOne": FeatureSpec(False, Stage.ALPHA),
     "AlphaTwo": FeatureSpec(False, Stage.ALPHA),

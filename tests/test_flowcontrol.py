@@ -7,6 +7,8 @@ import pytest
 from componentbase.testing import FakeClock
 from componentbase.util import TokenBucket
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_burst_goes_at_once_then_calls_are_spaced_by_one_over_qps() -> None:
     clock = FakeClock()

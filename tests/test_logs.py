@@ -16,6 +16,8 @@ from componentbase.logs import (
     configure,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture(autouse=True)
 def restore_root() -> Iterator[None]:

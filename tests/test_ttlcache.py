@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from componentbase.testing import FakeClock
 from componentbase.util import TTLCache
 
 
+@pytest.mark.unit
 def test_an_entry_lives_exactly_its_ttl() -> None:
     clock = FakeClock()
     cache: TTLCache[str] = TTLCache(clock=clock)
@@ -17,6 +20,7 @@ def test_an_entry_lives_exactly_its_ttl() -> None:
     assert len(cache) == 0  # an expired entry read is dropped
 
 
+@pytest.mark.unit
 def test_each_entry_has_its_own_ttl_and_a_zero_ttl_is_not_kept() -> None:
     clock = FakeClock()
     cache: TTLCache[bool] = TTLCache(clock=clock)
@@ -27,6 +31,7 @@ def test_each_entry_has_its_own_ttl_and_a_zero_ttl_is_not_kept() -> None:
     assert (cache.get("allowed"), cache.get("denied"), cache.get("never")) == (True, None, None)
 
 
+@pytest.mark.unit
 def test_when_full_expired_entries_go_first_then_the_oldest() -> None:
     clock = FakeClock()
     cache: TTLCache[int] = TTLCache(max_entries=3, clock=clock)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from componentbase import (
     AggregateError,
     Duration,
     field,
 )
+
+pytestmark = pytest.mark.unit
 
 
 def test_paths() -> None:

@@ -14,6 +14,7 @@ from componentbase.util import version
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
+@pytest.mark.unit
 def test_default_is_the_package_version() -> None:
     info = version.get()
     assert info.git_version == "v" + componentbase.__version__ == "v0.1.0"
@@ -28,6 +29,7 @@ def test_default_is_the_package_version() -> None:
     assert goarch and goarch != "x86_64"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("given", "git_version", "major", "minor"),
     [("1.30.2", "v1.30.2", "1", "30"), ("v2.0.0-rc.1", "v2.0.0-rc.1", "2", "0"), ("v3", "v3", "3", "")],
@@ -37,6 +39,7 @@ def test_explicit_versions(given: str, git_version: str, major: str, minor: str)
     assert (info.git_version, info.major, info.minor) == (git_version, major, minor)
 
 
+@pytest.mark.unit
 def test_raw_prints_every_field_like_go() -> None:
     info = version.Info(major="1", minor="2", git_version="v1.2.3", git_commit=COMMIT, git_tree_state="clean",
                         build_date="2024-05-01T00:00:00Z", python_version="3.11.7", compiler="cpython",
@@ -54,12 +57,14 @@ def _repo(tmp_path: Path, head: str) -> Path:
     return tmp_path
 
 
+@pytest.mark.unit
 def test_commit_from_a_loose_ref(tmp_path: Path) -> None:
     repo = _repo(tmp_path, "ref: refs/heads/main\n")
     (repo / ".git" / "refs" / "heads" / "main").write_text(COMMIT + "\n")
     assert version.git_commit(repo) == COMMIT
 
 
+@pytest.mark.unit
 def test_commit_from_packed_refs(tmp_path: Path) -> None:
     repo = _repo(tmp_path, "ref: refs/heads/main\n")
     (repo / ".git" / "packed-refs").write_text(
@@ -68,10 +73,12 @@ def test_commit_from_packed_refs(tmp_path: Path) -> None:
     assert version.git_commit(repo) == COMMIT
 
 
+@pytest.mark.unit
 def test_commit_of_a_detached_head(tmp_path: Path) -> None:
     assert version.git_commit(_repo(tmp_path, COMMIT + "\n")) == COMMIT
 
 
+@pytest.mark.unit
 def test_commit_of_a_worktree(tmp_path: Path) -> None:
     main = _repo(tmp_path / "main", "ref: refs/heads/main\n")
     (main / ".git" / "refs" / "heads" / "feature").write_text(COMMIT + "\n")
@@ -85,6 +92,7 @@ def test_commit_of_a_worktree(tmp_path: Path) -> None:
     assert version.git_commit(wt) == COMMIT
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("setup", ["none", "dangling-ref"])
 def test_unknown_commit(tmp_path: Path, setup: str) -> None:
     if setup == "dangling-ref":
@@ -92,12 +100,14 @@ def test_unknown_commit(tmp_path: Path, setup: str) -> None:
     assert version.git_commit(tmp_path) == "unknown"
 
 
+@pytest.mark.process
 def test_importing_version_is_cheap() -> None:
     code = "import sys, componentbase.util.version; print('kubernetes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.unit
 def test_get_runs_no_subprocess(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("version.get() must not run git")

@@ -11,12 +11,14 @@ from componentbase.testing import FakeClock
 from componentbase.util import Backoff, exponential_backoff, exponential_delay, jitter, retry_on_error, wait_until
 
 
+@pytest.mark.unit
 def test_steps_grow_by_the_factor_until_the_cap_then_stay() -> None:
     b = Backoff(duration=1.0, factor=2.0, jitter=0.0, steps=10, cap=5.0)
     assert [b.step() for _ in range(6)] == [1.0, 2.0, 4.0, 5.0, 5.0, 5.0]
     assert b.steps == 0  # reaching the cap ends the steps, as in client-go
 
 
+@pytest.mark.unit
 def test_without_steps_the_delay_does_not_grow() -> None:
     b = Backoff(duration=1.0, factor=2.0, jitter=0.0, steps=2, cap=0.0)
     assert [b.step() for _ in range(4)] == [1.0, 2.0, 4.0, 4.0]
@@ -24,6 +26,7 @@ def test_without_steps_the_delay_does_not_grow() -> None:
     assert [constant.step() for _ in range(4)] == [0.5, 0.5, 0.5, 0.5]
 
 
+@pytest.mark.unit
 def test_jitter_stretches_each_delay_within_bounds() -> None:
     b = Backoff(duration=1.0, factor=2.0, jitter=0.5, cap=8.0, rng=random.Random(3))
     delays = [b.step() for _ in range(200)]
@@ -33,6 +36,7 @@ def test_jitter_stretches_each_delay_within_bounds() -> None:
     assert all(1.0 <= jitter(1.0, 0.0) <= 2.0 for _ in range(50))  # a factor of 0 means 1, as client-go's Jitter
 
 
+@pytest.mark.unit
 def test_reset_and_independent_copies() -> None:
     b = Backoff(duration=1.0, factor=3.0, jitter=0.0, steps=3)
     twin = b.copy()
@@ -42,17 +46,20 @@ def test_reset_and_independent_copies() -> None:
     assert (b.duration, b.steps, b.step()) == (1.0, 3, 1.0)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kw", [{"duration": -1.0}, {"factor": -1.0}, {"jitter": -0.1}, {"cap": -1.0}, {"steps": -1}])
 def test_negative_settings_are_refused(kw: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="backoff needs duration, factor, jitter, cap and steps of at least 0"):
         Backoff(**kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.unit
 def test_exponential_delay_never_overflows() -> None:
     assert [exponential_delay(0.5, n, 3.0) for n in range(-1, 5)] == [0.5, 0.5, 1.0, 2.0, 3.0, 3.0]
     assert exponential_delay(0.005, 100_000, 1000.0) == 1000.0
 
 
+@pytest.mark.unit
 def test_exponential_backoff_checks_up_to_steps_times() -> None:
     clock = FakeClock()
     checks: list[float] = []
@@ -64,6 +71,7 @@ def test_exponential_backoff_checks_up_to_steps_times() -> None:
     assert exponential_backoff(lambda: next(third), never)
 
 
+@pytest.mark.integration
 def test_exponential_backoff_ends_when_stopped() -> None:
     stop = threading.Event()
     calls: list[int] = []
@@ -77,6 +85,7 @@ def test_exponential_backoff_ends_when_stopped() -> None:
     assert calls == [1]
 
 
+@pytest.mark.unit
 def test_retry_on_error_retries_what_is_retriable() -> None:
     clock = FakeClock()
     results = iter([KeyError("a"), KeyError("b"), "done"])
@@ -92,6 +101,7 @@ def test_retry_on_error_retries_what_is_retriable() -> None:
     assert clock.waits == pytest.approx([0.1, 0.2])
 
 
+@pytest.mark.unit
 def test_retry_on_error_raises_the_last_or_the_first_unretriable_error() -> None:
     errors = iter([KeyError(1), KeyError(2), KeyError(3), KeyError(4)])
 
@@ -104,6 +114,7 @@ def test_retry_on_error_raises_the_last_or_the_first_unretriable_error() -> None
         retry_on_error(Backoff(duration=0.1, steps=3, clock=FakeClock()), lambda e: False, fails)
 
 
+@pytest.mark.integration
 def test_wait_until_polls_on_the_clock_and_honours_stop_and_timeout() -> None:
     clock = FakeClock()
     start = clock.monotonic()
@@ -117,6 +128,7 @@ def test_wait_until_polls_on_the_clock_and_honours_stop_and_timeout() -> None:
     assert wait_until(lambda: True, stop, clock=clock)  # already true wins over stop
 
 
+@pytest.mark.integration
 def test_backoff_wait_honours_a_longer_retry_after() -> None:
     clock = FakeClock()
     b = Backoff(duration=0.5, factor=2.0, jitter=0.0, clock=clock)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from componentbase.testing import FakeClock
+from componentbase.testing import FakeClock, eventually
 from componentbase.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -30,6 +30,7 @@ def stop() -> Iterator[threading.Event]:
     event.set()
 
 
+@pytest.mark.unit
 def test_fifo_and_deduplication() -> None:
     q: WorkQueue[str] = WorkQueue()
     for item in ("a", "b", "a", "c", "b"):
@@ -39,6 +40,7 @@ def test_fifo_and_deduplication() -> None:
     assert len(q) == 0
 
 
+@pytest.mark.integration
 def test_an_item_added_while_processing_comes_back_after_done() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add("a")
@@ -55,6 +57,7 @@ def test_an_item_added_while_processing_comes_back_after_done() -> None:
     assert len(q) == 0
 
 
+@pytest.mark.integration
 def test_get_blocks_until_an_add() -> None:
     q: WorkQueue[int] = WorkQueue()
     threading.Timer(0.05, q.add, args=(7,)).start()
@@ -63,6 +66,7 @@ def test_get_blocks_until_an_add() -> None:
     assert time.monotonic() - started >= 0.04
 
 
+@pytest.mark.unit
 def test_shut_down_hands_out_what_is_queued_then_raises() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add("a")
@@ -73,6 +77,7 @@ def test_shut_down_hands_out_what_is_queued_then_raises() -> None:
         q.get()
 
 
+@pytest.mark.integration
 def test_shut_down_wakes_blocked_getters() -> None:
     q: WorkQueue[str] = WorkQueue()
     errors: list[BaseException] = []
@@ -93,6 +98,7 @@ def test_shut_down_wakes_blocked_getters() -> None:
     assert len(errors) == 3
 
 
+@pytest.mark.integration
 def test_shut_down_with_drain_waits_for_items_in_flight() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add("a")
@@ -113,6 +119,7 @@ def test_shut_down_with_drain_waits_for_items_in_flight() -> None:
     assert finished == ["a", "b"]
 
 
+@pytest.mark.integration
 def test_shut_down_with_drain_times_out() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add("a")
@@ -120,6 +127,7 @@ def test_shut_down_with_drain_times_out() -> None:
     assert not q.shut_down_with_drain(timeout=0.05)
 
 
+@pytest.mark.integration
 def test_add_after_delays_and_the_earliest_time_wins() -> None:
     q: WorkQueue[str] = WorkQueue()
     start = time.monotonic()
@@ -136,6 +144,7 @@ def test_add_after_delays_and_the_earliest_time_wins() -> None:
     assert 0.14 <= second < 0.3 + 0.2
 
 
+@pytest.mark.integration
 def test_delayed_items_are_dropped_at_shut_down() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add_after("x", 0.05)
@@ -145,6 +154,7 @@ def test_delayed_items_are_dropped_at_shut_down() -> None:
         q.get()
 
 
+@pytest.mark.unit
 def test_item_exponential_backoff() -> None:
     limiter = ItemExponentialFailureRateLimiter(base_delay=0.01, max_delay=0.1)
     assert [limiter.when("a") for _ in range(6)] == [0.01, 0.02, 0.04, 0.08, 0.1, 0.1]
@@ -157,6 +167,7 @@ def test_item_exponential_backoff() -> None:
     assert max(huge.when("x") for _ in range(100)) == 1000.0
 
 
+@pytest.mark.unit
 def test_bucket_limiter_allows_a_burst_then_spaces_tries() -> None:
     clock = FakeClock()
     limiter = BucketRateLimiter(qps=10, burst=3, clock=clock)
@@ -168,6 +179,7 @@ def test_bucket_limiter_allows_a_burst_then_spaces_tries() -> None:
     assert limiter.num_requeues("late") == 0 and clock.waits == []  # it only says how long; it never sleeps
 
 
+@pytest.mark.unit
 def test_default_controller_limiter_is_the_max_of_both() -> None:
     limiter = default_controller_rate_limiter()
     assert isinstance(limiter, MaxOfRateLimiter)
@@ -178,6 +190,7 @@ def test_default_controller_limiter_is_the_max_of_both() -> None:
     assert limiter.num_requeues("a") == 0
 
 
+@pytest.mark.integration
 def test_add_rate_limited_waits_the_backoff() -> None:
     q: RateLimitingQueue[str] = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.05, 1.0))
     timings = []
@@ -194,6 +207,7 @@ def test_add_rate_limited_waits_the_backoff() -> None:
     assert q.num_requeues("a") == 0
 
 
+@pytest.mark.integration
 def test_workers_never_process_one_item_twice_at_once(stop: threading.Event) -> None:
     q: WorkQueue[int] = WorkQueue("test")
     lock = threading.Lock()
@@ -217,9 +231,7 @@ def test_workers_never_process_one_item_twice_at_once(stop: threading.Event) -> 
         t.start()
     for t in adders:
         t.join()
-    deadline = time.monotonic() + 5
-    while (len(q) or any(i in active for i in range(5))) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    eventually(lambda: not len(q) and not active, 5, interval=0.01, what="the queue to drain")
     stop.set()
     assert workers.join(2)
     assert overlaps == []
@@ -227,6 +239,7 @@ def test_workers_never_process_one_item_twice_at_once(stop: threading.Event) -> 
     assert len(processed) < 900  # duplicates folded while queued
 
 
+@pytest.mark.integration
 def test_workers_retry_failures_with_backoff_then_forget(stop: threading.Event) -> None:
     q: RateLimitingQueue[str] = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.02, 1.0))
     attempts: list[float] = []
@@ -250,6 +263,7 @@ def test_workers_retry_failures_with_backoff_then_forget(stop: threading.Event) 
     assert workers.join(2)
 
 
+@pytest.mark.integration
 def test_workers_give_up_after_max_retries(stop: threading.Event, caplog: pytest.LogCaptureFixture) -> None:
     q: RateLimitingQueue[str] = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.001, 0.01))
     attempts: list[str] = []
@@ -260,14 +274,14 @@ def test_workers_give_up_after_max_retries(stop: threading.Event, caplog: pytest
 
     run_workers(q, 1, always_fails, stop, max_retries=3)
     q.add("y")
-    deadline = time.monotonic() + 3
-    while not any("dropping" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    eventually(lambda: any("dropping" in r.getMessage() for r in caplog.records), 3, interval=0.01,
+               what="the item dropped")
     assert attempts == ["y"] * 4
     assert any("dropping 'y' after 3 retries: ValueError: broken" in r.getMessage() for r in caplog.records)
     assert all(r.exc_info is None for r in caplog.records)
 
 
+@pytest.mark.integration
 def test_stop_ends_idle_workers(stop: threading.Event) -> None:
     q: WorkQueue[str] = WorkQueue()
     workers = run_workers(q, 3, lambda item: None, stop)
@@ -276,6 +290,7 @@ def test_stop_ends_idle_workers(stop: threading.Event) -> None:
     assert q.shutting_down()
 
 
+@pytest.mark.unit
 def test_workers_stop_without_a_stop_event() -> None:
     q: WorkQueue[str] = WorkQueue()
     seen: list[str] = []
@@ -285,6 +300,7 @@ def test_workers_stop_without_a_stop_event() -> None:
     assert seen == ["a"] and q.shutting_down() and workers.alive() == 0
 
 
+@pytest.mark.integration
 def test_task_pool_runs_what_was_queued_before_it_closes() -> None:
     pool = TaskPool(2, "test")
     gate = threading.Event()
@@ -300,6 +316,7 @@ def test_task_pool_runs_what_was_queued_before_it_closes() -> None:
     assert 99 not in done
 
 
+@pytest.mark.integration
 def test_task_pool_survives_a_failing_task_and_says_when_a_worker_did_not_end(
         caplog: pytest.LogCaptureFixture) -> None:
     pool = TaskPool(1, "test")

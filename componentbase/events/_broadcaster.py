@@ -214,8 +214,10 @@ class EventBroadcaster:
         return True if ready is None else bool(ready.wait(timeout))
 
     def _ensure_sender(self) -> Any:
+        """The sender, started on first use; None once shut down: a sender started by an event recorded while
+        ``shutdown`` ran would never be stopped (a child process then lives as long as this one)."""
         with self._lock:
-            if self._sender is None:
+            if self._sender is None and not self._stopped.is_set():
                 self._sender = self._new_sender()
             return self._sender
 
@@ -241,6 +243,8 @@ class EventBroadcaster:
         if self._stopped.is_set():
             return
         sender = self._sender or self._ensure_sender()
+        if sender is None:
+            return
         if not sender.submit((self.clock() if now is None else now, event)):
             with self._lock:
                 self._dropped += 1

@@ -50,6 +50,7 @@ def execute(args: list[str], run: Any = None, **kw: Any) -> tuple[int, str, str]
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.unit
 def test_version_and_raw_version() -> None:
     code, out, _ = execute(["--version"], version_string="v1.2.3")
     assert (code, out) == (0, "hello v1.2.3\n")
@@ -63,6 +64,7 @@ def test_version_and_raw_version() -> None:
     assert (code, out) == (7, "")
 
 
+@pytest.mark.unit
 def test_help_has_sections_defaults_and_hides_hidden() -> None:
     code, out, _ = execute(["--help"])
     assert code == 0
@@ -73,6 +75,7 @@ def test_help_has_sections_defaults_and_hides_hidden() -> None:
     assert "  -v, --v Level" in out and "Global flags:" in out
 
 
+@pytest.mark.unit
 def test_flags_are_logged_at_v1(caplog: pytest.LogCaptureFixture) -> None:
     code, _, err = execute(["-v=1", "--greeting=hi"])
     assert code == 0
@@ -84,12 +87,14 @@ def test_flags_are_logged_at_v1(caplog: pytest.LogCaptureFixture) -> None:
     logging.getLogger().handlers.clear()
 
 
+@pytest.mark.unit
 def test_arguments_are_refused() -> None:
     code, _, err = execute(["extra", "words"])
     assert code == 2
     assert 'Error: arguments are not supported, got ["extra", "words"]' in err
 
 
+@pytest.mark.unit
 def test_bad_flag_value_exits_2_with_one_line() -> None:
     code, _, err = execute(["--times=many"])
     assert code == 2
@@ -97,6 +102,7 @@ def test_bad_flag_value_exits_2_with_one_line() -> None:
                                    'strconv.ParseInt: parsing "many": invalid syntax')
 
 
+@pytest.mark.unit
 def test_all_validation_errors_at_once() -> None:
     code, _, err = execute(["--greeting=", "--times=0"])
     assert code == 1
@@ -104,12 +110,14 @@ def test_all_validation_errors_at_once() -> None:
                                 "Error: times: Invalid value: 0: must be at least 1"]
 
 
+@pytest.mark.unit
 def test_deprecated_flag_warns_and_works() -> None:
     code, _, err = execute(["--old-greeting=yo"])
     assert code == 0
     assert "Flag --old-greeting has been deprecated, use --greeting instead." in err
 
 
+@pytest.mark.unit
 def test_run_gets_a_completed_config_and_configz_is_registered() -> None:
     registry = configz.Registry()
     seen: list[Any] = []
@@ -128,6 +136,7 @@ def test_run_gets_a_completed_config_and_configz_is_registered() -> None:
     assert 'Error: unable to register configz: register config "componentconfig" twice' in err
 
 
+@pytest.mark.unit
 def test_plugins_add_flags_and_validation() -> None:
     class Plugin:
         value = ""
@@ -149,6 +158,7 @@ def test_plugins_add_flags_and_validation() -> None:
     assert code == 0
 
 
+@pytest.mark.unit
 def test_run_refuses_an_uncompleted_config() -> None:
     from componentbase.app import run_component
 
@@ -156,6 +166,7 @@ def test_run_refuses_an_uncompleted_config() -> None:
         run_component(componentbase.Config(), lambda cc, stop: 0, threading.Event())  # type: ignore[arg-type]
 
 
+@pytest.mark.unit
 def test_stop_event_reaches_run(tmp_path: Path) -> None:
     stop = threading.Event()
     stop.set()
@@ -168,6 +179,7 @@ def test_stop_event_reaches_run(tmp_path: Path) -> None:
     assert cmd.execute([], stdout=out, stderr=err, stop=stop) == 0
 
 
+@pytest.mark.unit
 def test_a_plugin_with_a_wrong_hook_signature_is_one_line_and_exit_1() -> None:
     class Broken:
         @componentbase.hookimpl
@@ -181,6 +193,7 @@ def test_a_plugin_with_a_wrong_hook_signature_is_one_line_and_exit_1() -> None:
     assert "nonsense" in lines[0]
 
 
+@pytest.mark.unit
 def test_the_command_registry_is_the_one_the_config_serves() -> None:
     registry = configz.Registry()
     seen: list[Any] = []
@@ -193,6 +206,7 @@ def test_the_command_registry_is_the_one_the_config_serves() -> None:
     assert seen == [registry]
 
 
+@pytest.mark.process
 def test_the_controller_machinery_is_not_loaded_by_the_package_root() -> None:
     import subprocess
     import sys

@@ -16,6 +16,8 @@ from componentbase.cli import (
     NamedFlagSets,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @attrs.define
 class Target:

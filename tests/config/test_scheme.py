@@ -26,6 +26,7 @@ from tests.config.schemetypes import (
 )
 
 
+@pytest.mark.unit
 def test_register_rules() -> None:
     s = Scheme()
     s.register(SchedulerConfig, API, "SchedulerConfiguration")
@@ -45,6 +46,7 @@ def test_register_rules() -> None:
         s.encode(Plugin(name="x"))
 
 
+@pytest.mark.unit
 def test_structure_and_decode_as_for_non_registered_types() -> None:
     assert structure({"endpoint": "unix:///x", "timeout": "5s"}, ProviderConfig) == ProviderConfig(
         endpoint="unix:///x", timeout=Duration(5))
@@ -64,6 +66,7 @@ def test_structure_and_decode_as_for_non_registered_types() -> None:
         unstructure(object())
 
 
+@pytest.mark.process
 def test_importing_the_scheme_stays_light() -> None:
     code = ("import sys, componentbase.componentconfig\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'cattrs', 'ruamel'}))")
@@ -78,6 +81,7 @@ class Unsupported:
     either: int | str = 1
 
 
+@pytest.mark.unit
 def test_an_unsupported_field_type_is_a_program_error_not_a_file_error() -> None:
     import cattrs
 
@@ -85,6 +89,7 @@ def test_an_unsupported_field_type_is_a_program_error_not_a_file_error() -> None
         decode_as("either: 1\n", Unsupported)
 
 
+@pytest.mark.unit
 def test_new_is_what_an_empty_document_decodes_to() -> None:
     from examples.scheduler.config import API_VERSION, KIND, SCHEME
 

@@ -25,6 +25,7 @@ from tests.config.schemetypes import (
 )
 
 
+@pytest.mark.unit
 def test_decode_fills_defaults_and_runs_the_defaulter() -> None:
     cfg = SCHEME.decode(doc("parallelism: 4\n"))
     assert isinstance(cfg, SchedulerConfig)
@@ -34,6 +35,7 @@ def test_decode_fills_defaults_and_runs_the_defaulter() -> None:
     assert cfg.pod_max_backoff == 10.0 and str(cfg.pod_max_backoff) == "10s"
 
 
+@pytest.mark.unit
 def test_decode_reads_every_supported_type() -> None:
     cfg = SCHEME.decode(doc("""\
         parallelism: 8
@@ -75,6 +77,7 @@ def test_decode_reads_every_supported_type() -> None:
     assert cfg.raw == [1, {"b": True}] and type(cfg.raw) is list and type(cfg.raw[1]) is dict
 
 
+@pytest.mark.unit
 def test_decode_accepts_json() -> None:
     text = json.dumps({"apiVersion": API, "kind": "SchedulerConfiguration", "parallelism": 3,
                        "leaderElection": {"leaderElect": False}})
@@ -83,6 +86,7 @@ def test_decode_accepts_json() -> None:
     assert cfg.parallelism == 3 and cfg.leader_election.leader_elect is False
 
 
+@pytest.mark.unit
 def test_a_header_only_document_is_the_defaulted_config() -> None:
     cfg = SCHEME.decode(doc(""))
     expected = SchedulerConfig()
@@ -90,6 +94,7 @@ def test_a_header_only_document_is_the_defaulted_config() -> None:
     assert cfg == expected
 
 
+@pytest.mark.unit
 def test_every_problem_is_reported_with_file_line_and_path() -> None:
     text = doc("""\
         parallelism: x
@@ -117,6 +122,7 @@ def test_every_problem_is_reported_with_file_line_and_path() -> None:
     ]
 
 
+@pytest.mark.unit
 def test_errors_are_decode_errors_of_located_lines() -> None:
     with pytest.raises(DecodeError) as info:
         SCHEME.decode(doc("parallelism: x\nfoo: 1\n"), "sched.yaml")
@@ -126,6 +132,7 @@ def test_errors_are_decode_errors_of_located_lines() -> None:
     assert all(isinstance(e, ValueError) for e in err)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("body", "line"),
     [
@@ -161,6 +168,7 @@ def test_wrong_types(body: str, line: str) -> None:
     assert errors_of(doc(body + "\n")) == [f"sched.yaml:3: {line}"]
 
 
+@pytest.mark.unit
 def test_unknown_fields_at_depth_name_the_key_line() -> None:
     text = doc("""\
         clientConnection:
@@ -178,6 +186,7 @@ def test_unknown_fields_at_depth_name_the_key_line() -> None:
     ]
 
 
+@pytest.mark.unit
 def test_duplicate_keys_are_all_reported_at_every_depth() -> None:
     text = doc("""\
         parallelism: 1
@@ -194,6 +203,7 @@ def test_duplicate_keys_are_all_reported_at_every_depth() -> None:
     ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "lines"),
     [
@@ -213,6 +223,7 @@ def test_header_problems(text: str, lines: list[str]) -> None:
     assert errors_of(text) == lines
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "line"),
     [
@@ -229,6 +240,7 @@ def test_yaml_syntax_errors_name_their_line(text: str, line: str) -> None:
     assert errors_of(text) == [line]
 
 
+@pytest.mark.unit
 def test_decode_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("sched.yaml").write_text(doc("parallelism: 2\n"))
@@ -240,6 +252,7 @@ def test_decode_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(info.value) == 'bad.yaml:4: unknown field "foo"'
 
 
+@pytest.mark.unit
 def test_missing_file_reads_like_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(DecodeError) as info:

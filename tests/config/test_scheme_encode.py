@@ -29,6 +29,7 @@ from tests.config.schemetypes import (
 )
 
 
+@pytest.mark.unit
 def test_encode_is_header_first_declaration_order_camel_case() -> None:
     cfg = SchedulerConfig(
         profiles=[Profile(plugins=[Plugin(name="A", args={"z": 1, "a": [True, None]})])],
@@ -84,6 +85,7 @@ def test_encode_is_header_first_declaration_order_camel_case() -> None:
     assert SCHEME.decode(text) == cfg
 
 
+@pytest.mark.unit
 def test_to_dict_is_plain_json() -> None:
     cfg = SchedulerConfig(bind_timeout=Duration(2))
     default_scheduler(cfg)
@@ -95,6 +97,7 @@ def test_to_dict_is_plain_json() -> None:
     assert to_dict(cfg) == {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
 
 
+@pytest.mark.unit
 def test_write_file_round_trips(tmp_path: Path) -> None:
     cfg = SchedulerConfig(parallelism=3)
     default_scheduler(cfg)
@@ -182,6 +185,7 @@ def _rand_scheduler(r: random.Random) -> SchedulerConfig:
     )
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("seed", range(60))
 def test_random_configs_round_trip(seed: int) -> None:
     r = random.Random(seed)
@@ -195,6 +199,7 @@ def test_random_configs_round_trip(seed: int) -> None:
         json.dumps(SCHEME.to_dict(obj))
 
 
+@pytest.mark.unit
 def test_round_trip_of_a_defaulted_config_with_empty_and_none_values() -> None:
     cfg = SchedulerConfig(profiles=[Profile(plugins=[], plugin_sets={"x": []})], debugging=None, raw={"k": None})
     default_scheduler(cfg)

@@ -20,9 +20,9 @@ from componentbase.controller import (
     labels_changed,
 )
 from componentbase.informers import InformerFactory
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from componentbase.workqueue import ItemExponentialFailureRateLimiter
-from tests.controller.helpers import configmap, wait_for
+from tests.controller.helpers import configmap
 
 
 @pytest.fixture
@@ -49,9 +49,9 @@ def test_every_cached_object_and_each_change_is_reconciled_by_key(factory: Infor
     controller = Controller("count", lambda req: seen.update([req])).watch(cms)
     stop, thread = _run(controller, factory)
     try:
-        wait_for(lambda: seen[Request("default", "early")], what="the cached object's reconcile")
+        eventually(lambda: seen[Request("default", "early")], what="the cached object's reconcile")
         objects.create(configmap("late", hello="true"))
-        wait_for(lambda: seen[Request("default", "late")], what="the new object's reconcile")
+        eventually(lambda: seen[Request("default", "late")], what="the new object's reconcile")
     finally:
         stop.set()
         thread.join(10)
@@ -76,7 +76,7 @@ def test_a_failing_reconcile_is_logged_with_its_key_and_retried_with_backoff(
     stop, thread = _run(controller, factory)
     try:
         with caplog.at_level(logging.ERROR, "componentbase.controller"):
-            wait_for(lambda: len(attempts) >= 3, what="two retries")
+            eventually(lambda: len(attempts) >= 3, what="two retries")
     finally:
         stop.set()
         thread.join(10)
@@ -99,7 +99,7 @@ def test_requeue_after_reconciles_again_later(factory: InformerFactory) -> None:
     controller = Controller("periodic", reconcile).watch(factory.for_kind("v1", "ConfigMap"))
     stop, thread = _run(controller, factory)
     try:
-        wait_for(lambda: len(times) >= 3, what="requeued reconciles")
+        eventually(lambda: len(times) >= 3, what="requeued reconciles")
     finally:
         stop.set()
         thread.join(10)
@@ -153,7 +153,7 @@ def test_reconciles_are_counted_with_controller_runtimes_metric_names(factory: I
         factory.for_kind("v1", "ConfigMap"))
     stop, thread = _run(controller, factory)
     try:
-        wait_for(lambda: len(calls) >= 2, what="the retry")
+        eventually(lambda: len(calls) >= 2, what="the retry")
     finally:
         stop.set()
         thread.join(10)

@@ -9,8 +9,8 @@ from kubernetes.client.exceptions import ApiException
 
 from componentbase.client import ObjectClient, UnknownKind
 from componentbase.informers import InformerFactory
-from componentbase.testing import LoopbackAPIServer
-from tests.controller.helpers import configmap, wait_for
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.controller.helpers import configmap
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +30,7 @@ def test_an_informer_for_a_kind_lists_and_watches_with_its_selector(kube_apiserv
         assert [o["metadata"]["name"] for o in cms.list()] == ["before"]
         assert cms.get("default/before")["kind"] == "ConfigMap"  # list items carry their kind
         objects.create(configmap("after", hello="true"))
-        wait_for(lambda: cms.get("default/after"), what="the watch to deliver the new ConfigMap")
+        eventually(lambda: cms.get("default/after"), what="the watch to deliver the new ConfigMap")
     finally:
         stop.set()
         factory.join(10)

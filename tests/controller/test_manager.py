@@ -12,10 +12,10 @@ from kubernetes import client
 from componentbase.client import NotLeader, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.controller import Manager, Request, Result
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from componentbase.util import Duration
 from componentbase.workqueue import ItemExponentialFailureRateLimiter
-from tests.controller.helpers import configmap, wait_for
+from tests.controller.helpers import configmap
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +49,7 @@ def test_without_election_controllers_run_after_the_sync_and_stop_returns_0(kube
 
     mgr.controller("hello", reconcile).watch(cms)
     stop, thread, code = _start(mgr)
-    wait_for(lambda: ObjectClient(api).get("v1", "ConfigMap", "c1", "default")["data"].get("greeting"),
+    eventually(lambda: ObjectClient(api).get("v1", "ConfigMap", "c1", "default")["data"].get("greeting"),
              what="the greeting")
     assert mgr.is_leading() and mgr.client is api  # no election: not fenced, always leading
     stop.set()
@@ -110,16 +110,16 @@ def test_a_deposed_leader_still_working_sends_no_write_after_its_successor_took_
     a = Manager(api, leader_election=_election(), identity="a")
     a.add(writer("a", a, busy_for=4.0))
     stop_a, thread_a, code_a = _start(a)
-    wait_for(lambda: accepted["a"], what="the first leader's writes")
+    eventually(lambda: accepted["a"], what="the first leader's writes")
     b = Manager(api, leader_election=_election(), identity="b")
     b.add(writer("b", b, busy_for=0.0))
     stop_b, thread_b, code_b = _start(b)
     time.sleep(0.3)  # b is a standby with a synced cache
     kube_apiserver.faults.set(verbs=("update",), resources=("leases",), error_rate=1.0)  # no renewal gets through
-    wait_for(lambda: "a" in refused, what="the first leader's writes to be refused at its renew deadline")
+    eventually(lambda: "a" in refused, what="the first leader's writes to be refused at its renew deadline")
     kube_apiserver.faults.clear()  # b may take the lease once it expires; a is still busy writing
     try:
-        wait_for(lambda: len(accepted["b"]) >= 5, what="the successor's writes")
+        eventually(lambda: len(accepted["b"]) >= 5, what="the successor's writes")
         thread_a.join(10)
     finally:
         stop_a.set()
@@ -156,13 +156,13 @@ def test_a_reconcile_right_after_its_own_write_sees_that_write_when_asked_to(
                    rate_limiter=ItemExponentialFailureRateLimiter(0.001, 0.001)).watch(cms)
     stop, thread, _ = _start(mgr)
     try:
-        wait_for(cms.has_synced, what="the cache")
+        eventually(cms.has_synced, what="the cache")
         kube_apiserver.faults.set(verbs=("watch",), stall=30.0)  # the cache stops hearing of changes
         kube_apiserver.faults.close_watches()
         go.set()
         time.sleep(0.5)
         kube_apiserver.faults.clear()
-        wait_for(lambda: 5 in seen, what="the count to reach 5")
+        eventually(lambda: 5 in seen, what="the count to reach 5")
     finally:
         stop.set()
         thread.join(10)

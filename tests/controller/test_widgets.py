@@ -12,9 +12,8 @@ from kubernetes.client.exceptions import ApiException
 
 from componentbase.client import ObjectClient
 from componentbase.controller import Manager
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from examples.widgets.__main__ import setup
-from tests.controller.helpers import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -48,11 +47,11 @@ def test_widgets_are_validated_defaulted_and_their_status_reported(server: Loopb
     thread = threading.Thread(target=mgr.run, args=(stop,))
     thread.start()
     try:
-        ready = wait_for(lambda: objects.get("example.com/v1", "Widget", "w1", "default").get("status"),
+        ready = eventually(lambda: objects.get("example.com/v1", "Widget", "w1", "default").get("status"),
                          what="the widget's status")
         assert ready == {"phase": "Ready", "observedGeneration": created["metadata"]["generation"]}
         bumped = objects.patch(created, {"spec": {"replicas": 5}})
-        wait_for(lambda: objects.get("example.com/v1", "Widget", "w1", "default")["status"]["observedGeneration"]
+        eventually(lambda: objects.get("example.com/v1", "Widget", "w1", "default")["status"]["observedGeneration"]
                  == bumped["metadata"]["generation"], what="the new generation observed")
     finally:
         stop.set()

@@ -6,6 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: The demo runs a whole cluster of processes, each bounded by its own --timeout.
+pytestmark = [pytest.mark.process, pytest.mark.timeout(300)]
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

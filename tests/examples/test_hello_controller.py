@@ -13,8 +13,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from componentbase.client import ObjectClient
-from componentbase.testing import LoopbackAPIServer
-from tests.controller.helpers import configmap, wait_for
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.controller.helpers import configmap
 
 pytestmark = pytest.mark.process
 
@@ -72,17 +72,17 @@ def test_two_replicas_greet_and_hand_over_on_sigkill_and_sigterm(
         kube_apiserver: LoopbackAPIServer, start: Callable[[], Replica]) -> None:
     objects = ObjectClient(kube_apiserver.api_client())
     first = start()
-    holder = wait_for(lambda: _holder(objects), 20, "the first replica to lead")
+    holder = eventually(lambda: _holder(objects), 20, what="the first replica to lead")
     second = start()
     objects.create(configmap("c1", hello="true"))
     objects.create(configmap("ignored"))
-    assert wait_for(lambda: _greeting(objects, "c1"), 20, "the greeting") == "hello, c1"
-    wait_for(lambda: second.logged("attempting to acquire leader lease"), 20, "the standby to campaign")
+    assert eventually(lambda: _greeting(objects, "c1"), 20, what="the greeting") == "hello, c1"
+    eventually(lambda: second.logged("attempting to acquire leader lease"), 20, what="the standby to campaign")
 
     first.proc.kill()
     first.proc.wait(10)
     objects.create(configmap("c2", hello="true"))
-    assert wait_for(lambda: _greeting(objects, "c2"), 20, "the standby's greeting") == "hello, c2"
+    assert eventually(lambda: _greeting(objects, "c2"), 20, what="the standby's greeting") == "hello, c2"
     assert _holder(objects) not in ("", holder)
     assert _greeting(objects, "ignored") == ""
 
@@ -96,10 +96,10 @@ def test_sigterm_right_after_acquiring_the_lease_releases_it_within_a_retry_peri
         kube_apiserver: LoopbackAPIServer, start: Callable[[], Replica]) -> None:
     objects = ObjectClient(kube_apiserver.api_client())
     replica = start()
-    wait_for(lambda: _holder(objects), 20, "the replica to lead")
+    eventually(lambda: _holder(objects), 20, what="the replica to lead")
     sent = time.monotonic()
     replica.proc.send_signal(signal.SIGTERM)
-    wait_for(lambda: not _holder(objects), 5, "the lease to be released")
+    eventually(lambda: not _holder(objects), 5, what="the lease to be released")
     released = time.monotonic() - sent
     assert replica.proc.wait(10) == 0
     assert "Traceback" not in replica.log.read_text()

@@ -34,6 +34,7 @@ def written(tmp_path: Path, *args: str) -> KubeSchedulerConfiguration:
     return cfg
 
 
+@pytest.mark.unit
 def test_help_sections_in_kube_scheduler_order() -> None:
     code, out, _, _ = execute(["--help"])
     assert code == 0
@@ -45,6 +46,7 @@ def test_help_sections_in_kube_scheduler_order() -> None:
     assert '--leader-elect-resource-name string        The name of resource object' in out
 
 
+@pytest.mark.unit
 def test_defaults_written_and_loaded_back_unchanged(tmp_path: Path) -> None:
     cfg = written(tmp_path)
     assert cfg.parallelism == 16 and cfg.pod_initial_backoff_seconds == 1 and cfg.pod_max_backoff_seconds == 10
@@ -59,6 +61,7 @@ def test_defaults_written_and_loaded_back_unchanged(tmp_path: Path) -> None:
     assert again == cfg
 
 
+@pytest.mark.unit
 def test_deprecated_flags_apply_only_without_config(tmp_path: Path) -> None:
     cfg = written(tmp_path, "--kubeconfig=/k", "--kube-api-qps=7", "--lock-object-name=old", "--profiling=false")
     assert (cfg.client_connection.kubeconfig, cfg.client_connection.qps) == ("/k", 7.0)
@@ -71,6 +74,7 @@ def test_deprecated_flags_apply_only_without_config(tmp_path: Path) -> None:
     assert cfg.leader_election.resource_name == "kube-scheduler"
 
 
+@pytest.mark.unit
 def test_a_zero_qps_or_burst_in_the_file_means_the_component_defaults(tmp_path: Path) -> None:
     source = tmp_path / "in.yaml"
     source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -83,6 +87,7 @@ def test_a_zero_qps_or_burst_in_the_file_means_the_component_defaults(tmp_path: 
     assert (cc.qps, cc.burst) == (-1.0, 5)
 
 
+@pytest.mark.unit
 def test_leader_election_flags_override_the_file_and_beat_deprecated_aliases(tmp_path: Path) -> None:
     source = tmp_path / "in.yaml"
     source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -94,6 +99,7 @@ def test_leader_election_flags_override_the_file_and_beat_deprecated_aliases(tmp
     assert cfg.leader_election.resource_name == "new"
 
 
+@pytest.mark.unit
 def test_validation_reports_every_problem_with_its_path(tmp_path: Path) -> None:
     source = tmp_path / "bad.yaml"
     source.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
@@ -121,6 +127,7 @@ profiles:
     ]
 
 
+@pytest.mark.unit
 def test_strict_decoding_names_file_line_and_field(tmp_path: Path) -> None:
     source = tmp_path / "strict.yaml"
     source.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
@@ -141,6 +148,7 @@ leaderElection:
     assert code == 1 and "no such file or directory" in err
 
 
+@pytest.mark.unit
 def test_no_profiles_is_required_and_names_unique() -> None:
     from examples.scheduler.config import validate
 
@@ -150,6 +158,7 @@ def test_no_profiles_is_required_and_names_unique() -> None:
     assert [str(e) for e in validate(cfg)] == ["profiles[0].schedulerName: Required value"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["--write-config-to=/dev/null"]])
 def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str]) -> None:
     probe = (
@@ -163,6 +172,7 @@ def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str]) -> N
     assert "CODE 0 KUBERNETES False" in result.stdout, result.stderr
 
 
+@pytest.mark.unit
 def test_run_without_a_cluster_says_so(tmp_path: Path) -> None:
     code, _, err, _ = execute(["--leader-elect=false", "--master=", "--kubeconfig=" + str(tmp_path / "none")])
     assert code == 1

@@ -23,6 +23,7 @@ def execute(args: list[str]) -> tuple[int, str, str]:
     return cmd.execute(args, stdout=out, stderr=err), out.getvalue(), err.getvalue()
 
 
+@pytest.mark.unit
 def test_help_shows_upstream_defaults_and_hides_hidden_flags() -> None:
     code, out, _ = execute(["--help"])
     assert code == 0
@@ -38,6 +39,7 @@ def test_help_shows_upstream_defaults_and_hides_hidden_flags() -> None:
     assert "--namespace" not in out and "--enable-node-lease" not in out
 
 
+@pytest.mark.process
 def test_env_defaults() -> None:
     probe = ("from examples.virtual_kubelet.options import VirtualKubeletOptions as O; o = O(); "
              "print(o.node_name, o.listen_port, o.taint_key)")
@@ -48,6 +50,7 @@ def test_env_defaults() -> None:
     assert result.stdout.split() == ["vk-7", "11250", "example.com/vk"], result.stderr
 
 
+@pytest.mark.unit
 def test_deprecated_flags_warn_hidden_ones_too(tmp_path: Path) -> None:
     code, _, err = execute(["--provider=mock", "--namespace=ns", "--enable-node-lease", "--taint=x",
                             f"--kubeconfig={tmp_path / 'none'}"])
@@ -61,6 +64,7 @@ def test_deprecated_flags_warn_hidden_ones_too(tmp_path: Path) -> None:
     assert f"Error: invalid configuration: stat {tmp_path / 'none'}: no such file or directory" in lines
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("args", "line"), [
     (["--os=Plan9"], 'Error: os: Unsupported value: "Plan9": supported values: "Linux", "Windows"'),
     (["--pod-sync-workers=0"], "Error: pod-sync-workers: Invalid value: 0: must be at least 1"),
@@ -76,6 +80,7 @@ def test_validation(args: list[str], line: str) -> None:
     assert line in err.splitlines()
 
 
+@pytest.mark.unit
 def test_bad_duration_flag_exits_2() -> None:
     code, _, err = execute(["--full-resync-period=soon"])
     assert code == 2

@@ -1,11 +1,11 @@
-"""Helpers: a handler that mirrors what it is told, server-side state, and polling with a deadline."""
+"""Helpers: a handler that mirrors what it is told, server-side state, and a stop event that joins."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,14 +18,6 @@ from componentbase.informers import (
 )
 
 Obj = dict[str, Any]
-
-
-def wait_until(pred: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
 
 
 class Mirror:

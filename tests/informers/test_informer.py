@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 from componentbase.informers import (
@@ -16,9 +17,11 @@ from componentbase.informers import (
     SharedInformer,
     meta_namespace_index,
 )
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
-from .conftest import Mirror, cache_state, cm, fast_backoff, server_state, wait_until
+from .conftest import Mirror, cache_state, cm, fast_backoff, server_state
+
+pytestmark = pytest.mark.integration
 
 
 def _factory(api: client.ApiClient, **kw: Any) -> InformerFactory:
@@ -60,8 +63,8 @@ def test_cache_and_handlers_follow_a_burst_of_changes(kube_client: client.ApiCli
     for w in writers:
         w.join()
     want = server_state(kube_client)
-    wait_until(lambda: cache_state(informer) == want, what="cache to equal the server")
-    wait_until(lambda: mirror.snapshot() == want, what="handlers to see the server's state")
+    eventually(lambda: cache_state(informer) == want, what="cache to equal the server")
+    eventually(lambda: mirror.snapshot() == want, what="handlers to see the server's state")
     assert mirror.problems == []
 
 
@@ -75,9 +78,9 @@ def test_handler_added_to_a_running_informer_first_gets_the_cache(kube_client: c
     assert informer.wait_for_sync(5)
     late = Mirror()
     reg = informer.add_event_handler(**late.handlers())
-    wait_until(reg.has_synced, what="late handler to sync")
+    eventually(reg.has_synced, what="late handler to sync")
     v1.create_namespaced_config_map("default", cm("d"), _preload_content=False)
-    wait_until(lambda: len(late.snapshot()) == 4, what="the new object")
+    eventually(lambda: len(late.snapshot()) == 4, what="the new object")
     assert sorted(late.calls) == [("add", f"default/{n}") for n in "abcd"]
     assert late.problems == []
 
@@ -99,10 +102,10 @@ def test_handlers_run_in_order_off_the_watch_thread(kube_client: client.ApiClien
     assert informer.wait_for_sync(5)
     for name in ("x", "y"):
         v1.create_namespaced_config_map("default", cm(name), _preload_content=False)
-    wait_until(lambda: informer.get("default/y") is not None, what="cache to hold y while handlers wait")
+    eventually(lambda: informer.get("default/y") is not None, what="cache to hold y while handlers wait")
     assert seen == []
     release.set()
-    wait_until(lambda: len(seen) == 4, what="handlers")
+    eventually(lambda: len(seen) == 4, what="handlers")
     assert seen == ["first:x", "second:x", "first:y", "second:y"]
 
 
@@ -121,7 +124,7 @@ def test_resync_redelivers_every_cached_object(kube_client: client.ApiClient, v1
 
     informer.add_event_handler(on_update=on_update)
     informer.start(stop)
-    wait_until(lambda: resyncs.count("a") >= 2 and resyncs.count("b") >= 2, timeout=5, what="two resyncs")
+    eventually(lambda: resyncs.count("a") >= 2 and resyncs.count("b") >= 2, timeout=5, what="two resyncs")
 
 
 def test_no_resync_without_a_period(kube_client: client.ApiClient, v1: client.CoreV1Api,
@@ -133,7 +136,7 @@ def test_no_resync_without_a_period(kube_client: client.ApiClient, v1: client.Co
     informer.start(stop)
     assert informer.wait_for_sync(5)
     v1.patch_namespaced_config_map("a", "default", {"data": {"k": "2"}}, _preload_content=False)
-    wait_until(lambda: updates == ["a"], what="the real update")
+    eventually(lambda: updates == ["a"], what="the real update")
     time.sleep(0.3)
     assert updates == ["a"]
 
@@ -175,8 +178,8 @@ def test_indexers_follow_changes(kube_client: client.ApiClient, v1: client.CoreV
             "target": {"apiVersion": "v1", "kind": "Node", "name": "n2"}}
     v1.create_namespaced_pod_binding("p3", "default", body, _preload_content=False)
     v1.delete_namespaced_pod("p1", "default", grace_period_seconds=0, _preload_content=False)
-    wait_until(lambda: _names(informer.by_index("byNode", "n2")) == ["p2", "p3"], what="p3 filed under n2")
-    wait_until(lambda: _names(informer.by_index("byNode", "n1")) == ["q1"], what="p1 unfiled")
+    eventually(lambda: _names(informer.by_index("byNode", "n2")) == ["p2", "p3"], what="p3 filed under n2")
+    eventually(lambda: _names(informer.by_index("byNode", "n1")) == ["q1"], what="p1 unfiled")
     assert sorted(informer.indexer.list_index_values("byNode")) == ["n1", "n2"]
 
 
@@ -197,9 +200,9 @@ def test_field_selector_spec_node_name(kube_client: client.ApiClient, v1: client
     assert _names(unassigned.list()) == ["pending"]
     body = {"metadata": {"name": "pending"}, "target": {"kind": "Node", "name": "n1"}}
     v1.create_namespaced_pod_binding("pending", "default", body, _preload_content=False)
-    wait_until(lambda: _names(mine.list()) == ["mine", "pending"], what="the bound pod")
-    wait_until(lambda: unassigned.list() == [], what="the pod to leave the unassigned view")
-    wait_until(lambda: mirror.calls == [("add", "default/mine"), ("add", "default/pending")],
+    eventually(lambda: _names(mine.list()) == ["mine", "pending"], what="the bound pod")
+    eventually(lambda: unassigned.list() == [], what="the pod to leave the unassigned view")
+    eventually(lambda: mirror.calls == [("add", "default/mine"), ("add", "default/pending")],
                what="the handler to see the bound pod arrive")
 
 
@@ -214,8 +217,8 @@ def test_label_selector(kube_client: client.ApiClient, v1: client.CoreV1Api, sto
     assert _names(informer.list()) == ["web"]
     v1.patch_namespaced_config_map("web", "default", {"metadata": {"labels": {"app": "db"}}},
                                    _preload_content=False)
-    wait_until(lambda: informer.list() == [], what="web to leave the selection")
-    wait_until(lambda: mirror.calls == [("add", "default/web"), ("delete", "default/web")],
+    eventually(lambda: informer.list() == [], what="web to leave the selection")
+    eventually(lambda: mirror.calls == [("add", "default/web"), ("delete", "default/web")],
                what="the handler to see web leave")
 
 
@@ -228,10 +231,10 @@ def test_filtered_handler_sees_objects_enter_and_leave(kube_client: client.ApiCl
     informer.add_event_handler(**mirror.handlers(), filter=lambda pod: not pod["spec"].get("nodeName"))
     informer.start(stop)
     assert informer.wait_for_sync(5)
-    wait_until(lambda: mirror.calls == [("add", "default/p")], what="the pending pod")
+    eventually(lambda: mirror.calls == [("add", "default/p")], what="the pending pod")
     body = {"metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
     v1.create_namespaced_pod_binding("p", "default", body, _preload_content=False)
-    wait_until(lambda: mirror.calls[-1:] == [("delete", "default/p")], what="the bound pod's delete")
+    eventually(lambda: mirror.calls[-1:] == [("delete", "default/p")], what="the bound pod's delete")
     assert informer.get("default/p") is not None  # still cached: only the handler filters
 
 
@@ -313,7 +316,7 @@ def test_a_failing_handler_is_logged_and_does_not_stop_delivery(kube_client: cli
     assert informer.wait_for_sync(5)
     for name in ("a", "b", "c"):
         v1.create_namespaced_config_map("default", cm(name), _preload_content=False)
-    wait_until(lambda: len(good.snapshot()) == 3, what="the good handler to see everything")
+    eventually(lambda: len(good.snapshot()) == 3, what="the good handler to see everything")
     failures = [r for r in caplog.records if "event handler failed" in r.getMessage()]
     assert len(failures) == 3
     assert failures[0].exc_info is not None  # the bug's traceback, once

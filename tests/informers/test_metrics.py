@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 
+import pytest
 from kubernetes import client
 
 from componentbase.events import EventBroadcaster
@@ -12,6 +13,8 @@ from componentbase.informers import InformerFactory
 from componentbase.metrics import Metrics
 
 from .conftest import cm
+
+pytestmark = pytest.mark.integration
 
 
 def _count(text: str, method: str, code: str) -> float:

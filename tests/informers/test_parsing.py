@@ -10,6 +10,8 @@ from componentbase.informers._listwatch import (
     _parse_list,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("body", "message"), [
     (b"<html>oops</html>", "list pods: response is not JSON"),

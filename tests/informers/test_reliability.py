@@ -19,9 +19,11 @@ from componentbase.informers import (
     InformerFactory,
     SharedInformer,
 )
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
-from .conftest import Mirror, cache_state, cm, fast_backoff, server_state, wait_until
+from .conftest import Mirror, cache_state, cm, fast_backoff, server_state
+
+pytestmark = pytest.mark.integration
 
 LOGGER = "componentbase.informers"
 
@@ -70,8 +72,8 @@ def test_watch_resumes_after_the_server_closes_watches_without_relisting(
         v1.patch_namespaced_config_map("a", "default", {"data": {"round": str(round_)}}, _preload_content=False)
         expected += [("add", f"default/{name}"), ("update", "default/a")]
         want = len(expected)
-        wait_until(lambda w=watches: informer.reflector.watches > w, what="a new watch")  # type: ignore[misc]
-        wait_until(lambda n=want: len(mirror.calls) == n, what="the changes made while away")  # type: ignore[misc]
+        eventually(lambda w=watches: informer.reflector.watches > w, what="a new watch")  # type: ignore[misc]
+        eventually(lambda n=want: len(mirror.calls) == n, what="the changes made while away")  # type: ignore[misc]
     assert mirror.calls == expected  # exactly the real changes: nothing synthesized by a relist
     assert _lists(server) == 1
     assert informer.reflector.lists == 1
@@ -88,9 +90,9 @@ def test_watch_timeouts_resume_from_the_last_resource_version(
     informer.add_event_handler(**mirror.handlers())
     informer.start(stop)
     assert informer.wait_for_sync(5)
-    wait_until(lambda: informer.reflector.watches >= 2, timeout=5, what="a watch to time out")
+    eventually(lambda: informer.reflector.watches >= 2, timeout=5, what="a watch to time out")
     v1.create_namespaced_config_map("default", cm("late"), _preload_content=False)
-    wait_until(lambda: mirror.calls == [("add", "default/late")], what="the event after the timeout")
+    eventually(lambda: mirror.calls == [("add", "default/late")], what="the event after the timeout")
     assert _lists(server) == 1
 
 
@@ -108,7 +110,7 @@ def test_gone_relists_and_handlers_see_what_changed_while_away(stop: threading.E
         assert informer.wait_for_sync(5)
         server.faults.set(stall=30, verbs=["watch"])  # keep the informer away ...
         server.faults.close_watches()
-        wait_until(lambda: server.faults.counts.get("stall", 0) >= 1, what="the informer to re-watch")
+        eventually(lambda: server.faults.counts.get("stall", 0) >= 1, what="the informer to re-watch")
         v1.delete_namespaced_config_map("a", "default", _preload_content=False)
         v1.delete_namespaced_config_map("b", "default", _preload_content=False)
         v1.patch_namespaced_config_map("c", "default", {"data": {"k": "changed"}}, _preload_content=False)
@@ -118,7 +120,7 @@ def test_gone_relists_and_handlers_see_what_changed_while_away(stop: threading.E
         calls_before = len(mirror.calls)
         server.faults.clear()
         want = server_state(api)
-        wait_until(lambda: mirror.snapshot() == want, what="handlers to match the server after the relist")
+        eventually(lambda: mirror.snapshot() == want, what="handlers to match the server after the relist")
         assert cache_state(informer) == want
         assert informer.reflector.lists == 2
         assert sorted(mirror.calls[calls_before:]) == [
@@ -146,16 +148,19 @@ def test_backoff_under_500s_is_bounded_and_logged_once(server: LoopbackAPIServer
     assert "\n" not in warnings[0].getMessage() and warnings[0].exc_info is None
     server.faults.clear()
     assert informer.wait_for_sync(2)
-    wait_until(lambda: any("recovered after" in r.getMessage() for r in caplog.records), what="recovery log")
+    eventually(lambda: any("recovered after" in r.getMessage() for r in caplog.records), what="recovery log")
 
 
 def test_429_waits_as_long_as_retry_after(server: LoopbackAPIServer, api: client.ApiClient,
                                           stop: threading.Event) -> None:
     server.faults.set(error_rate=1.0, error_code=429, retry_after=1, verbs=["list"])
     informer = _informer(api, Backoff(duration=0.01, cap=0.05, jitter=0.0))
+    started = time.monotonic()
     informer.start(stop)
-    time.sleep(1.5)
-    assert server.faults.counts.get("error", 0) == 2  # at 0 s and after 1 s, not every 10 ms
+    eventually(lambda: server.faults.counts.get("error", 0) >= 2, 10, interval=0.01, what="a second list")
+    # After the 1 s Retry-After, not after the 10 ms backoff: a busy machine can only make it later.
+    assert time.monotonic() - started >= 1.0
+    assert server.faults.counts.get("error", 0) == 2
     server.faults.clear()
     assert informer.wait_for_sync(2)
 
@@ -177,7 +182,7 @@ def test_dropped_watch_connections_back_off_and_resume(server: LoopbackAPIServer
     # 0.1 + 0.2 + 0.2 + ...: about 5 watch attempts; urllib3's default Retry(3) sends each up to 4 times.
     assert 2 <= drops <= 4 * 7, drops
     _count_lists(server)  # drops off, list counting on
-    wait_until(lambda: mirror.calls == [("add", "default/during-drops")], what="the change made during drops")
+    eventually(lambda: mirror.calls == [("add", "default/during-drops")], what="the change made during drops")
     assert informer.reflector.lists == 1
 
 
@@ -186,7 +191,7 @@ def test_dropped_lists_retry_until_the_server_answers(server: LoopbackAPIServer,
     server.faults.set(drop_rate=1.0, verbs=["list"])
     informer = _informer(api)
     informer.start(stop)
-    wait_until(lambda: server.faults.counts.get("drop", 0) >= 2, what="retries")
+    eventually(lambda: server.faults.counts.get("drop", 0) >= 2, what="retries")
     assert not informer.has_synced()
     server.faults.clear()
     assert informer.wait_for_sync(3)
@@ -201,7 +206,7 @@ def test_a_silently_dead_watch_is_noticed(server: LoopbackAPIServer, api: client
     assert informer.wait_for_sync(5)
     server.faults.set(stall=60, verbs=["watch"])
     server.faults.close_watches()
-    wait_until(lambda: server.faults.counts.get("stall", 0) >= 2, timeout=6, what="a second watch attempt")
+    eventually(lambda: server.faults.counts.get("stall", 0) >= 2, timeout=6, what="a second watch attempt")
     assert any("timed out" in r.getMessage().lower() for r in caplog.records)
     server.faults.clear()
 
@@ -219,5 +224,5 @@ def test_bookmarks_advance_the_resource_version(stop: threading.Event) -> None:
 
         secret_rv = int(json.loads(resp.data)["metadata"]["resourceVersion"])
         assert secret_rv > synced_at
-        wait_until(lambda: int(informer.last_sync_resource_version) >= secret_rv, what="a bookmark")
+        eventually(lambda: int(informer.last_sync_resource_version) >= secret_rv, what="a bookmark")
         api.close()

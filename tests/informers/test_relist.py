@@ -9,8 +9,8 @@ import pytest
 
 from componentbase.client import ObjectClient, is_too_large_resource_version
 from componentbase.informers import InformerFactory, strip_managed_fields
-from componentbase.testing import LoopbackAPIServer
-from tests.controller.helpers import configmap, wait_for
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.controller.helpers import configmap
 
 
 @pytest.fixture
@@ -38,8 +38,8 @@ def test_after_the_server_restarts_with_a_fresh_resource_version_sequence_the_ca
         first.stop()
         with LoopbackAPIServer(port=port) as second:  # same address, history from resourceVersion 1
             ObjectClient(second.api_client()).create(configmap("new"))
-            wait_for(lambda: [o["metadata"]["name"] for o in cms.list()] == ["new"], 20,
-                     "the cache to show the new server's state")
+            eventually(lambda: [o["metadata"]["name"] for o in cms.list()] == ["new"], 20,
+                       what="the cache to show the new server's state")
     finally:
         stop.set()
         factory.join(10)
@@ -55,7 +55,7 @@ def test_a_watch_silent_past_the_inactivity_timeout_is_opened_again(
         assert factory.wait_for_cache_sync(10)
         kube_apiserver.faults.set(stall=60, verbs=["watch"])
         kube_apiserver.faults.close_watches()
-        wait_for(lambda: kube_apiserver.faults.counts.get("stall", 0) >= 2, 8, "a second watch attempt")
+        eventually(lambda: kube_apiserver.faults.counts.get("stall", 0) >= 2, 8, what="a second watch attempt")
     finally:
         kube_apiserver.faults.clear()
         stop.set()
@@ -78,7 +78,7 @@ def test_a_transform_applies_to_every_cached_object(kube_apiserver: LoopbackAPIS
         watched = configmap("watched")
         watched["metadata"]["managedFields"] = [managed]  # type: ignore[index]
         objects.create(watched)
-        wait_for(lambda: cms.get("default/watched"), what="the watched object")
+        eventually(lambda: cms.get("default/watched"), what="the watched object")
         for key in ("default/listed", "default/watched"):
             assert "managedFields" not in cms.get(key)["metadata"]
     finally:

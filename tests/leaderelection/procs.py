@@ -87,11 +87,3 @@ def spawn(identity: str, url: str, workdir: Path, timings: dict[str, float], rel
     log.close()
     return Proc(identity, out, popen)
 
-
-def wait_until(pred: object, timeout: float, step: float = 0.01) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():  # type: ignore[operator]
-            return True
-        time.sleep(step)
-    return False

@@ -17,10 +17,12 @@ from componentbase.leaderelection import (
     LeaderElector,
     LeaseLock,
 )
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
 from .conftest import LEASE, NAMESPACE, TIMINGS, Candidates, Recorder, raw_lease
 from .proxy import BlackholeProxy
+
+pytestmark = pytest.mark.integration
 
 LD, RD, RP = TIMINGS["lease_duration"], TIMINGS["renew_deadline"], TIMINGS["retry_period"]
 TIMEOUT = min(LD - RD, RD / 2)  # the default request timeout
@@ -81,9 +83,9 @@ def test_graceful_handoff_within_two_retry_periods_and_transitions_counted(
     threads = {f"c{i}": candidates.start(f"c{i}", release_on_cancel=True) for i in range(4)}
     leader = _leader(recorder)
     first = raw_lease(server)["spec"]
-    time.sleep(3 * RP)
-    renewed = raw_lease(server)["spec"]
-    assert renewed["acquireTime"] == first["acquireTime"] and renewed["renewTime"] > first["renewTime"]
+    renewed = eventually(lambda: (spec := raw_lease(server)["spec"])["renewTime"] > first["renewTime"] and spec,
+                         3 * RP + 5, what="the leader to renew")
+    assert renewed["acquireTime"] == first["acquireTime"]
     assert renewed["leaseTransitions"] == 0
     for n in range(1, 4):
         t0 = time.monotonic()
@@ -91,7 +93,7 @@ def test_graceful_handoff_within_two_retry_periods_and_transitions_counted(
         gone = {iv.identity for iv in recorder.intervals}
         new = _leader(recorder, 5.0, exclude=tuple(gone))
         took = recorder.intervals[-1].start - t0
-        assert took < 2 * RP + 0.1, f"handoff took {took:.3f}s"
+        assert took < 2 * RP + SLACK < LD, f"handoff took {took:.3f}s"  # released: nobody waited for expiry
         assert recorder.max_overlap() == 0
         spec = raw_lease(server)["spec"]
         assert spec["holderIdentity"] == new and spec["leaseTransitions"] == n
@@ -127,7 +129,7 @@ def test_reacquires_its_own_lease_at_once_keeping_acquire_time(server: LoopbackA
     t0 = time.monotonic()
     candidates.start("me")
     _leader(recorder, 5.0)
-    assert recorder.intervals[0].start - t0 < 0.5
+    assert recorder.intervals[0].start - t0 < LD - SLACK  # at once, not after the lease's duration
     spec = raw_lease(server)["spec"]
     assert spec["acquireTime"] == "2020-01-01T00:00:00.000000Z" and spec["leaseTransitions"] == 2
 

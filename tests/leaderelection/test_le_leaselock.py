@@ -19,6 +19,8 @@ from componentbase.testing import LoopbackAPIServer
 
 from .conftest import LEASE, NAMESPACE, Candidates, raw_lease
 
+pytestmark = pytest.mark.integration
+
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 
@@ -70,7 +72,7 @@ def test_a_stalled_call_is_abandoned_at_its_timeout(server: LoopbackAPIServer, c
             t0 = time.monotonic()
             with pytest.raises(LockTimeout):
                 call()
-            assert time.monotonic() - t0 < 0.25 + 0.2
+            assert time.monotonic() - t0 < 0.25 + 1.0  # abandoned, not held for the 10 s stall
     finally:
         server.faults.clear()
     assert lock.get(2.0).holder_identity == "a"

@@ -6,11 +6,15 @@ import random
 import time
 from pathlib import Path
 
-from componentbase.testing import LoopbackAPIServer
+import pytest
+
+from componentbase.testing import LoopbackAPIServer, eventually
 
 from .conftest import max_overlap
-from .procs import Proc, spawn, wait_until
+from .procs import Proc, spawn
 from .proxy import BlackholeProxy
+
+pytestmark = [pytest.mark.process, pytest.mark.timeout(180)]
 
 #: Wider slack than the thread tests: five interpreters share two busy cores here.
 TIMINGS = {"lease_duration": 1.5, "renew_deadline": 0.9, "retry_period": 0.15}
@@ -27,14 +31,14 @@ def test_hard_kill_fails_over_within_lease_duration_plus_two_retry_periods(
         server: LoopbackAPIServer, tmp_path: Path) -> None:
     procs = [spawn(f"p{i}", server.url, tmp_path, TIMINGS) for i in range(5)]
     try:
-        assert wait_until(lambda: all(p.has("ready") for p in procs), 30), "candidates did not start"
-        assert wait_until(lambda: len(_leaders(procs)) == 1, 10)
+        eventually(lambda: all(p.has("ready") for p in procs), 30, what="every candidate to start")
+        eventually(lambda: len(_leaders(procs)) == 1, 10, what="one leader")
         time.sleep(0.5)
         assert len(_leaders(procs)) == 1
         victim = _leaders(procs)[0]
         killed_at = victim.kill()
         rest = [p for p in procs if p is not victim]
-        assert wait_until(lambda: _leaders(rest), LD + 2 * RP + 3.0), "no new leader"
+        eventually(lambda: _leaders(rest), LD + 2 * RP + 3.0, what="a new leader")
         new = _leaders(rest)[0]
         failover = new.intervals()[-1][0] - killed_at
         assert failover < LD + 2 * RP, f"failover took {failover:.3f}s"
@@ -69,8 +73,8 @@ def test_storm_of_faults_kills_and_partitions_never_yields_two_leaders(
     ]
     try:
         slots = [start(i) for i in range(len(proxies))]
-        assert wait_until(lambda: all(p.has("ready") for p in slots), 30), "candidates did not start"
-        assert wait_until(lambda: _leaders(slots), 10)
+        eventually(lambda: all(p.has("ready") for p in slots), 30, what="every candidate to start")
+        eventually(lambda: _leaders(slots), 10, what="a leader")
         # Every fault, partitions, SIGKILLs and SIGTERMs, in a seeded order; bounded at 20 s.
         steps: list[tuple[str, dict[str, float]]] = [("fault", ph) for ph in phases]
         steps += [("partition", {})] * 3 + [("kill", {})] * 3 + [("term", {})] * 2
@@ -106,7 +110,7 @@ def test_storm_of_faults_kills_and_partitions_never_yields_two_leaders(
         for px in proxies:
             px.cut.clear()
         # Once the storm is over, somebody leads again.
-        assert wait_until(lambda: _leaders(slots), LD + RD + 10.0), "no leader after the storm"
+        eventually(lambda: _leaders(slots), LD + RD + 10.0, what="a leader after the storm")
     finally:
         server.faults.clear()
         for p in every:

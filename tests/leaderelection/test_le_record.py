@@ -35,6 +35,7 @@ NO_CLIENT: Any = object()  # these tests never reach a server
 CALLBACKS = LeaderCallbacks(on_started_leading=lambda stop: None, on_stopped_leading=lambda: None)
 
 
+@pytest.mark.unit
 def test_micro_time_always_has_six_digits_and_z() -> None:
     assert format_micro_time(dt.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)) == "2026-05-01T12:00:00.000000Z"
     assert format_micro_time(dt.datetime(2026, 5, 1, 12, 0, 0, 1200, tzinfo=UTC)) == "2026-05-01T12:00:00.001200Z"
@@ -42,17 +43,20 @@ def test_micro_time_always_has_six_digits_and_z() -> None:
     assert format_micro_time(dt.datetime(2026, 5, 1, 14, 0, 0, tzinfo=plus2)) == "2026-05-01T12:00:00.000000Z"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("text", ["2026-05-01T12:00:00.000000Z", "2026-05-01T12:00:00Z",
                                   "2026-05-01T14:00:00+02:00", "2026-05-01T12:00:00.000000+00:00"])
 def test_micro_time_parses_rfc3339(text: str) -> None:
     assert parse_micro_time(text) == dt.datetime(2026, 5, 1, 12, tzinfo=UTC)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("seconds", "wire"), [(0.1, 1), (1.0, 1), (1.2, 2), (15, 15), (15.0000000001, 15)])
 def test_wire_lease_duration_rounds_up_to_at_least_one(seconds: float, wire: int) -> None:
     assert wire_lease_duration(seconds) == wire
 
 
+@pytest.mark.unit
 def test_record_round_trips_through_spec() -> None:
     t = dt.datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
     rec = LeaderElectionRecord(holder_identity="a", lease_duration_seconds=15, acquire_time=t,
@@ -72,6 +76,7 @@ def _config(**kw: object) -> LeaderElectionConfig:
     return LeaderElectionConfig(**base)  # type: ignore[arg-type]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("kw", "message"), [
     ({"lease_duration": 0.6}, "lease_duration must be greater than renew_deadline"),
     ({"retry_period": 0.5}, "renew_deadline must be greater than retry_period*1.2"),
@@ -87,6 +92,7 @@ def test_config_validation_matches_client_go(kw: dict[str, object], message: str
         LeaderElector(_config(**kw))
 
 
+@pytest.mark.unit
 def test_default_request_timeout_fits_the_slack() -> None:
     cfg = _config()
     assert cfg.effective_request_timeout == pytest.approx(0.3)  # min(1.0 - 0.6, 0.6 / 2)
@@ -94,6 +100,7 @@ def test_default_request_timeout_fits_the_slack() -> None:
     assert _config().effective_stop_grace == pytest.approx(0.6)
 
 
+@pytest.mark.unit
 def test_from_configuration() -> None:
     cfg = LeaderElectionConfiguration(lease_duration=Duration(1.5), renew_deadline=Duration(1.0),
                                       retry_period=Duration(0.2),
@@ -114,6 +121,7 @@ def test_from_configuration() -> None:
             NO_CLIENT, CALLBACKS)
 
 
+@pytest.mark.unit
 def test_default_identity_is_hostname_and_uuid() -> None:
     import socket
 
@@ -124,12 +132,14 @@ def test_default_identity_is_hostname_and_uuid() -> None:
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", uid)
 
 
+@pytest.mark.process
 def test_importing_the_package_does_not_import_the_client() -> None:
     code = "import sys, componentbase.leaderelection; print('kubernetes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.unit
 def test_healthz_adaptor_without_elector_passes() -> None:
     from componentbase.leaderelection import HealthzAdaptor
 
@@ -185,6 +195,7 @@ def _held_by_other(renewed: dt.datetime) -> LeaderElectionRecord:
                                 renew_time=renewed)
 
 
+@pytest.mark.unit
 def test_an_unchanged_record_expires_lease_duration_after_it_was_first_seen() -> None:
     clock = FakeClock()
     start = clock.monotonic()
@@ -196,6 +207,7 @@ def test_an_unchanged_record_expires_lease_duration_after_it_was_first_seen() ->
     assert lock.record.leader_transitions == 1
 
 
+@pytest.mark.unit
 def test_each_change_of_the_record_restarts_the_expiry() -> None:
     clock = FakeClock()
     start = clock.monotonic()
@@ -205,6 +217,7 @@ def test_each_change_of_the_record_restarts_the_expiry() -> None:
     assert 30.0 + 15.0 - 2.0 * 2.2 <= took <= 30.0 + 15.0 + 2.0 * 2.2
 
 
+@pytest.mark.unit
 def test_a_free_lease_is_taken_at_once_with_times_from_the_clock() -> None:
     clock = FakeClock()
     start = clock.monotonic()

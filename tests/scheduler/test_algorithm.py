@@ -12,6 +12,8 @@ from examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, taint
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("percentage", "nodes", "expected"), [
     (0, 5000, 500),  # adaptive: 50 - 5000/125 = 10%

@@ -8,6 +8,8 @@ import pytest
 
 from .builders import Cluster, node, pod, taint
 
+pytestmark = pytest.mark.unit
+
 
 def affinity(*terms: dict[str, Any]) -> dict[str, Any]:
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}

@@ -13,6 +13,8 @@ from examples.scheduler.snapshot import Snapshot
 
 from .builders import Cluster, load_config, node, pod, registry
 
+pytestmark = pytest.mark.unit
+
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 PLUGIN = "InterPodAffinity"

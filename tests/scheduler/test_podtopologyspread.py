@@ -14,6 +14,8 @@ from examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, registry, taint
 
+pytestmark = pytest.mark.unit
+
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 WEB = {"matchLabels": {"app": "web"}}

@@ -39,6 +39,7 @@ def names(points: dict[str, list[tuple[str, int]]], point: str) -> list[str]:
     return [n for n, _ in points[point]]
 
 
+@pytest.mark.unit
 def test_default_profile_is_kube_schedulers_for_the_plugins_here() -> None:
     points = enabled()
     assert names(points, "queueSort") == ["PrioritySort"]
@@ -52,6 +53,7 @@ def test_default_profile_is_kube_schedulers_for_the_plugins_here() -> None:
     assert names(points, "bind") == ["DefaultBinder"]
 
 
+@pytest.mark.unit
 def test_disable_one_or_all_and_reconfigure_weights() -> None:
     points = enabled("profiles:\n- plugins:\n    filter:\n      disabled: [{name: NodePorts}]\n"
                      "    score:\n      disabled: [{name: '*'}]\n      enabled: [{name: NodeAffinity, weight: 7}]\n")
@@ -84,6 +86,7 @@ class OnlyLabeled(Plugin):
         return [n for n in nodes if label in n.labels]
 
 
+@pytest.mark.unit
 def test_a_program_passes_its_own_plugin_and_enables_it_by_multi_point() -> None:
     cfg = load_config("profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: OnlyLabeled}]\n"
                       "  pluginConfig:\n  - name: OnlyLabeled\n    args: {label: gpu}\n")
@@ -103,6 +106,7 @@ def run_command(args: list[str], plugins: tuple[object, ...] = ()) -> tuple[int,
     return code, err.getvalue()
 
 
+@pytest.mark.unit
 def test_config_validation_names_each_bad_plugin_and_arg(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text(HEADER + textwrap.dedent("""\
@@ -140,6 +144,7 @@ def test_config_validation_names_each_bad_plugin_and_arg(tmp_path: Path) -> None
     ]
 
 
+@pytest.mark.unit
 def test_the_same_config_is_fine_once_the_plugin_is_registered_and_args_are_right(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text(HEADER + "profiles:\n- plugins:\n    filter:\n      enabled: [{name: OnlyLabeled}]\n"
@@ -151,6 +156,7 @@ def test_the_same_config_is_fine_once_the_plugin_is_registered_and_args_are_righ
     assert code == 1 and 'FilterPlugin "OnlyLabeled" does not exist' in err
 
 
+@pytest.mark.process
 def test_unknown_plugin_via_the_real_command_line(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text(HEADER + "profiles:\n- schedulerName: first\n  plugins:\n    score:\n"
@@ -188,6 +194,7 @@ class PreferBig(Plugin):
 '''
 
 
+@pytest.mark.process
 def test_a_package_adds_a_plugin_through_the_entry_point(tmp_path: Path) -> None:
     (tmp_path / "preferbig.py").write_text(ENTRY_POINT_PLUGIN)
     dist = tmp_path / "preferbig-0.1.dist-info"
@@ -213,6 +220,7 @@ def test_a_package_adds_a_plugin_through_the_entry_point(tmp_path: Path) -> None
     assert without.returncode == 1 and 'ScorePlugin "PreferBig" does not exist' in without.stderr
 
 
+@pytest.mark.unit
 def test_registry_refuses_two_plugins_of_one_name() -> None:
     class Impostor(Plugin):
         name = "NodeName"
@@ -225,6 +233,7 @@ def test_registry_refuses_two_plugins_of_one_name() -> None:
     assert code == 1 and err == "Error: a plugin named NodeName already exists\n"
 
 
+@pytest.mark.unit
 def test_instances_are_plugins_too() -> None:
     class Counter:
         name = "Counter"
@@ -245,6 +254,7 @@ def test_instances_are_plugins_too() -> None:
     assert bound == [("p", "n")] and counter.seen == ["p@n"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("extra", ["", "  percentageOfNodesToScore: 20\n"])
 def test_profiles_must_share_a_queue_sort(extra: str) -> None:
     cfg = load_config("profiles:\n- schedulerName: a\n" + extra + "- schedulerName: b\n  plugins:\n"

@@ -14,6 +14,8 @@ from componentbase.util import (
     quantity_value as value,
 )
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("text", "exact"), [
     ("100m", Fraction(1, 10)), ("0.5", Fraction(1, 2)), ("1Gi", 2**30), ("1G", 10**9), ("1e3", 1000),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.queue import NODE_ADD, POD_DELETE, UNSCHEDULABLE_TIMEOUT, SchedulingQueue
 
@@ -32,6 +34,7 @@ def popped(q: SchedulingQueue) -> str | None:
     return None if qp is None else qp.pod.name
 
 
+@pytest.mark.unit
 def test_active_queue_pops_by_priority_then_arrival() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -41,6 +44,7 @@ def test_active_queue_pops_by_priority_then_arrival() -> None:
     assert [popped(q) for _ in range(5)] == ["high", "mid", "low", "low2", None]
 
 
+@pytest.mark.unit
 def test_backoff_doubles_per_attempt_up_to_the_maximum() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -58,6 +62,7 @@ def test_backoff_doubles_per_attempt_up_to_the_maximum() -> None:
     assert waits == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0] and qp.attempts == 7
 
 
+@pytest.mark.unit
 def test_unschedulable_pods_wait_for_an_event_their_plugins_care_about() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -75,6 +80,7 @@ def test_unschedulable_pods_wait_for_an_event_their_plugins_care_about() -> None
     assert popped(q) == "fit"
 
 
+@pytest.mark.unit
 def test_a_moved_pod_still_backing_off_goes_to_backoff_first() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -88,6 +94,7 @@ def test_a_moved_pod_still_backing_off_goes_to_backoff_first() -> None:
     assert popped(q) == "p"
 
 
+@pytest.mark.unit
 def test_an_event_during_the_cycle_sends_the_pod_to_backoff_not_to_the_parking() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -100,6 +107,7 @@ def test_an_event_during_the_cycle_sends_the_pod_to_backoff_not_to_the_parking()
     assert q.lengths() == (0, 1, 0)
 
 
+@pytest.mark.unit
 def test_unschedulable_pods_are_retried_after_five_minutes_anyway() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -113,6 +121,7 @@ def test_unschedulable_pods_are_retried_after_five_minutes_anyway() -> None:
     assert q.flush_unschedulable_leftover() == 1 and popped(q) == "p"
 
 
+@pytest.mark.unit
 def test_update_and_delete() -> None:
     clock = Clock()
     q = new_queue(clock)
@@ -136,6 +145,7 @@ def test_update_and_delete() -> None:
     assert q.lengths() == (0, 0, 0)
 
 
+@pytest.mark.integration
 def test_pop_blocks_until_a_pod_arrives_or_the_timeout() -> None:
     q = SchedulingQueue(initial_backoff=0.05, max_backoff=0.05)
     start = time.monotonic()

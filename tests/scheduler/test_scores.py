@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from examples.scheduler.algorithm import prioritize
 from examples.scheduler.plugins.helpers import default_normalize
 from examples.scheduler.plugins.noderesourcesfit import broken_linear
 from examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, taint
+
+pytestmark = pytest.mark.unit
 
 
 def scores(cluster: Cluster, p: dict[str, Any], plugin: str) -> dict[str, int]:

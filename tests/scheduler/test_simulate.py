@@ -8,9 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from examples.scheduler.podinfo import PodInfo, resource_amount
 
 from .builders import node, pod, taint
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 

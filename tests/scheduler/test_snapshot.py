@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.snapshot import Snapshot
 
 from .builders import Cluster, node, pod
+
+pytestmark = pytest.mark.unit
 
 MI = 2**20
 

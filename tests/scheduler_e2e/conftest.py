@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,11 @@ import pytest
 from kubernetes import client
 
 from componentbase.serving import configz
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from examples.scheduler.__main__ import new_command
 from examples.scheduler.podinfo import PodInfo, resource_amount
 
 Obj = dict[str, Any]
-
-
-def wait_until(pred: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 class Cluster:
@@ -76,14 +67,15 @@ class Cluster:
         return [e for e in self.events(namespace) if e["involvedObject"]["name"] == pod and e["reason"] == reason]
 
     def wait_events(self, pod: str, reason: str, namespace: str = "default") -> list[Obj]:
-        """The pod's events of ``reason``, once there is one (events are written after the fact)."""
+        """The pod's events of ``reason``, once there is one (events are written after the fact, by a child
+        process that imports the client first: slow on a busy machine)."""
         found: list[Obj] = []
 
         def seen() -> bool:
             found[:] = self.events_for(pod, reason, namespace)
             return bool(found)
 
-        wait_until(seen, what=f"a {reason} event for {pod}")
+        eventually(seen, 30, what=f"a {reason} event for {pod}")
         return found
 
     def lease_holder(self, name: str = "kube-scheduler", namespace: str = "kube-system") -> str:

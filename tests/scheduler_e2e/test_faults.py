@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import pytest
 from kubernetes.client.exceptions import ApiException
 
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from tests.scheduler.builders import node, pod
 
-from .conftest import Cluster, Running, wait_until
+from .conftest import Cluster, Running
+
+pytestmark = pytest.mark.process
 
 
 def test_refused_bindings_are_retried_with_backoff_until_they_succeed(
@@ -24,11 +27,11 @@ def test_refused_bindings_are_retried_with_backoff_until_they_succeed(
     [event] = cluster.wait_events("p0", "FailedScheduling")
     assert event["message"].startswith('running Bind plugin "DefaultBinder": ')
     assert "Internal error" in event["message"]
-    wait_until(lambda: (cluster.condition("p0") or {}).get("reason") == "SchedulerError", what="condition")
+    eventually(lambda: (cluster.condition("p0") or {}).get("reason") == "SchedulerError", what="condition")
     assert cluster.bound() == {}
     time.sleep(1.0)  # several rounds of backoff with every binding refused
     kube_apiserver.faults.clear()
-    wait_until(lambda: len(cluster.bound()) == 6, what="all pods bound once the API accepts bindings")
+    eventually(lambda: len(cluster.bound()) == 6, what="all pods bound once the API accepts bindings")
     cluster.assert_no_overcommit()
     assert all(cluster.condition(f"p{i}")["status"] == "True" for i in range(6))  # type: ignore[index]
 
@@ -39,7 +42,7 @@ def test_a_pod_bound_by_someone_else_is_forgotten_where_it_was_assumed(
     start_scheduler()
     kube_apiserver.faults.set(stall=10, path="/api/v1/namespaces/default/pods/x/binding")
     cluster.create(pod("x", cpu="1"))
-    wait_until(lambda: kube_apiserver.faults.counts.get("stall"), what="the scheduler binding x (stalled)")
+    eventually(lambda: kube_apiserver.faults.counts.get("stall"), what="the scheduler binding x (stalled)")
     # x is assumed on a, its only node; someone else binds it to b meanwhile.
     cluster.create(node("b", cpu="1", memory="2Gi"))
     cluster.v1.create_namespaced_binding("default", {
@@ -47,7 +50,7 @@ def test_a_pod_bound_by_someone_else_is_forgotten_where_it_was_assumed(
     kube_apiserver.faults.clear()  # the scheduler's binding now fails: x is already assigned
     assert "already assigned" in cluster.wait_events("x", "FailedScheduling")[0]["message"]
     cluster.create(pod("y", cpu="1"))  # fits on a only if the assumed x was forgotten there
-    wait_until(lambda: cluster.node_of("y") == "a", what="y bound to a")
+    eventually(lambda: cluster.node_of("y") == "a", what="y bound to a")
     assert cluster.node_of("x") == "b"
     assert cluster.condition("x")["status"] == "True"  # type: ignore[index]
     cluster.assert_no_overcommit()
@@ -81,7 +84,7 @@ def test_a_flaky_api_for_a_while_loses_no_pod(kube_apiserver: LoopbackAPIServer,
         _create_retrying(cluster, pod(f"late-{i}", cpu="300m"))
     time.sleep(1.5)
     kube_apiserver.faults.clear()
-    wait_until(lambda: len(cluster.bound()) == 40, timeout=20, what="all 40 pods bound after the faults")
+    eventually(lambda: len(cluster.bound()) == 40, timeout=20, what="all 40 pods bound after the faults")
     cluster.assert_no_overcommit()
     pods = cluster.pods()
     assert all(cluster.condition(name)["status"] == "True" for name in pods)  # type: ignore[index]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from componentbase import informers
 from examples.scheduler.handlers import SchedulerHandlers
 from examples.scheduler.podinfo import PodInfo
 from examples.scheduler.queue import SchedulingQueue
 from examples.scheduler.snapshot import Snapshot
 from tests.scheduler.builders import node, pod
+
+pytestmark = pytest.mark.unit
 
 Obj = dict[str, Any]
 

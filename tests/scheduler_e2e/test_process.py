@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from tests.scheduler.builders import node, pod
 
-from .conftest import Cluster, wait_until
+from .conftest import Cluster
+
+#: Waits cover a fresh interpreter importing the client on a busy machine.
+pytestmark = [pytest.mark.process, pytest.mark.timeout(150)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +26,7 @@ class Proc:
         self.p = subprocess.Popen([sys.executable, "-m", "examples.scheduler", "--secure-port=0", *args],
                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def terminate(self, timeout: float = 15.0) -> tuple[int, str]:
+    def terminate(self, timeout: float = 30.0) -> tuple[int, str]:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
         try:
@@ -52,9 +55,9 @@ def test_the_process_schedules_and_stops_cleanly(kube_apiserver: LoopbackAPIServ
     for i in range(12):
         cluster.create(pod(f"p{i}", cpu="400m"))
     procs.append(Proc(f"--kubeconfig={kube_apiserver.kubeconfig_path}", "--leader-elect=false"))
-    wait_until(lambda: len(cluster.bound()) == 12, timeout=20, what="the process binding all pods")
+    eventually(lambda: len(cluster.bound()) == 12, timeout=45, what="the process binding all pods")
     cluster.create(pod("late", cpu="400m"))
-    wait_until(lambda: cluster.node_of("late"), what="a pod created while running bound")
+    eventually(lambda: cluster.node_of("late"), timeout=30, what="a pod created while running bound")
     cluster.assert_no_overcommit()
     code, err = procs[0].terminate()
     assert code == 0, err[-3000:]
@@ -69,16 +72,16 @@ def test_with_leader_election_only_the_leader_schedules_and_a_standby_takes_over
              "--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
              "--leader-elect-retry-period=200ms")
     procs.append(Proc(*flags))
-    wait_until(lambda: cluster.lease_holder(), timeout=20, what="a leader")
+    eventually(lambda: cluster.lease_holder(), timeout=45, what="a leader")
     first = cluster.lease_holder()
     procs.append(Proc(*flags))
     cluster.create(pod("before", cpu="100m"))
-    wait_until(lambda: cluster.node_of("before") == "n0", timeout=20, what="the leader binding a pod")
+    eventually(lambda: cluster.node_of("before") == "n0", timeout=45, what="the leader binding a pod")
     code, err = procs[0].terminate()  # releases the lease: the standby takes over at once
     assert code == 0, err[-3000:]
-    wait_until(lambda: cluster.lease_holder() not in ("", first), timeout=10, what="the standby leading")
+    eventually(lambda: cluster.lease_holder() not in ("", first), timeout=30, what="the standby leading")
     cluster.create(pod("after", cpu="100m"))
-    wait_until(lambda: cluster.node_of("after") == "n0", timeout=10, what="the new leader binding a pod")
+    eventually(lambda: cluster.node_of("after") == "n0", timeout=30, what="the new leader binding a pod")
     code, err = procs[1].terminate()
     assert code == 0, err[-3000:]
     acquired = err.index("successfully acquired lease kube-system/kube-scheduler")

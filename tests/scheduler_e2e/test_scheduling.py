@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
+from componentbase.testing import eventually
 from tests.scheduler.builders import node, pod, taint
 
-from .conftest import Cluster, Running, wait_until
+from .conftest import Cluster, Running
+
+pytestmark = pytest.mark.process
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -38,7 +43,7 @@ def test_mixed_workload_lands_on_feasible_nodes_only(cluster: Cluster,
         wanted[f"gpu-{i}"] = {"gpu"}
     cluster.create(pod("other", schedulerName="someone-else"))
     start_scheduler()
-    wait_until(lambda: len(cluster.bound()) == len(wanted), what="every pod bound")
+    eventually(lambda: len(cluster.bound()) == len(wanted), what="every pod bound")
     bound = cluster.bound()
     for name, allowed in wanted.items():
         assert bound[name] in allowed, f"{name} on {bound[name]}, want one of {sorted(allowed)}"
@@ -65,7 +70,7 @@ def test_unschedulable_pod_waits_with_event_and_condition_until_a_node_fits(
                "2 Insufficient cpu.")
     [event] = cluster.wait_events("big", "FailedScheduling")
     assert (event["type"], event["message"], event["action"]) == ("Warning", message, "Scheduling")
-    wait_until(lambda: cluster.condition("big") is not None, what="PodScheduled condition")
+    eventually(lambda: cluster.condition("big") is not None, what="PodScheduled condition")
     condition = cluster.condition("big")
     assert condition is not None
     assert (condition["status"], condition["reason"], condition["message"]) == ("False", "Unschedulable", message)
@@ -73,7 +78,7 @@ def test_unschedulable_pod_waits_with_event_and_condition_until_a_node_fits(
     assert "nominatedNodeName" not in cluster.pods()["big"]["status"]
 
     cluster.create(node("n3", cpu="8", memory="16Gi"))  # node add: the parked pod is tried again at once
-    wait_until(lambda: cluster.node_of("big") == "n3", what="big bound to the new node")
+    eventually(lambda: cluster.node_of("big") == "n3", what="big bound to the new node")
     assert cluster.condition("big")["status"] == "True"  # type: ignore[index]
     [scheduled] = cluster.wait_events("big", "Scheduled")
     assert scheduled["message"] == "Successfully assigned default/big to n3"
@@ -84,12 +89,12 @@ def test_deleting_a_pod_frees_room_for_a_pending_one(cluster: Cluster,
     cluster.create(node("only", cpu="1", memory="2Gi"))
     cluster.create(pod("first", cpu="800m"))
     start_scheduler()
-    wait_until(lambda: cluster.node_of("first") == "only", what="first bound")
+    eventually(lambda: cluster.node_of("first") == "only", what="first bound")
     cluster.create(pod("second", cpu="800m"))
     assert cluster.wait_events("second", "FailedScheduling")[0]["message"] == \
         "0/1 nodes are available: 1 Insufficient cpu."
     cluster.delete_pod("first")
-    wait_until(lambda: cluster.node_of("second") == "only", what="second bound after first deleted")
+    eventually(lambda: cluster.node_of("second") == "only", what="second bound after first deleted")
     cluster.assert_no_overcommit()
 
 
@@ -117,7 +122,7 @@ def test_two_profiles_each_schedule_their_own_pods(cluster: Cluster,
     cluster.create(pod("spread", cpu="500m", memory="256Mi"))
     cluster.create(pod("stranger", schedulerName="nobody"))
     start_scheduler(TWO_PROFILES)
-    wait_until(lambda: len(cluster.bound()) == 5, what="the five pods of the two profiles bound")
+    eventually(lambda: len(cluster.bound()) == 5, what="the five pods of the two profiles bound")
     bound = cluster.bound()
     packed = {bound[f"packed-{i}"] for i in range(4)}
     assert len(packed) == 1, f"MostAllocated should pack all four on one node, got {sorted(packed)}"
@@ -135,7 +140,7 @@ def test_a_scheduler_rate_limited_on_its_side_still_binds_and_says_it_waited(
     for i in range(4):
         cluster.create(pod(f"p{i}", cpu="100m"))
     running = start_scheduler("", "-v=3", client="  qps: 5\n  burst: 1\n")
-    wait_until(lambda: len(cluster.bound()) == 4, what="every pod bound")
+    eventually(lambda: len(cluster.bound()) == 4, what="every pod bound")
     waited = [line for line in running.err.getvalue().splitlines()
               if "due to client-side throttling, not priority and fairness, request: POST:" in line]
     assert any(line.endswith("/binding") for line in waited), running.err.getvalue()[-3000:]
@@ -148,10 +153,10 @@ def test_the_lease_is_renewed_while_the_schedulers_own_calls_wait_for_their_rate
     running = start_scheduler("", "--leader-elect=true", "--leader-elect-lease-duration=3s",
                               "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms",
                               client="  qps: 2\n  burst: 1\n")
-    wait_until(lambda: cluster.lease_holder(), timeout=20, what="a leader")
+    eventually(lambda: cluster.lease_holder(), timeout=20, what="a leader")
     for i in range(12):  # 6 s of bindings at 2 qps: far past the 2 s renew deadline
         cluster.create(pod(f"p{i}", cpu="100m"))
-    wait_until(lambda: len(cluster.bound()) == 12 or running.code is not None, timeout=30, what="every pod bound")
+    eventually(lambda: len(cluster.bound()) == 12 or running.code is not None, timeout=30, what="every pod bound")
     assert running.code is None, running.err.getvalue()[-3000:]
     assert len(cluster.bound()) == 12
 
@@ -175,7 +180,7 @@ def test_replicas_spread_over_zones_and_keep_apart_as_their_constraints_say(
         db["metadata"]["labels"] = {"app": "db"}
         cluster.create(db)
     start_scheduler()
-    wait_until(lambda: len(cluster.bound()) == 12, what="12 pods bound")
+    eventually(lambda: len(cluster.bound()) == 12, what="12 pods bound")
     bound = cluster.bound()
     zones = [cluster.nodes()[bound[f"web-{i}"]]["metadata"]["labels"][ZONE] for i in range(6)]
     assert sorted(zones) == ["a", "a", "b", "b", "c", "c"]
@@ -202,4 +207,4 @@ def test_a_pod_kept_apart_is_retried_when_the_pod_in_its_way_changes_its_labels(
     cluster.wait_events("waiting", "FailedScheduling")
     cluster.v1.patch_namespaced_pod("blocker", "default", {"metadata": {"labels": {"app": "old-db"}}},
                                     _preload_content=False).read()
-    wait_until(lambda: cluster.node_of("waiting") == "only", what="the waiting pod bound")
+    eventually(lambda: cluster.node_of("waiting") == "only", what="the waiting pod bound")

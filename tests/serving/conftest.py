@@ -12,7 +12,6 @@ import json
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -86,19 +85,8 @@ def get(port: int, path: str, token: str | None = None, cafile: str | Path | Non
         client.close()
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    last_err: BaseException | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except (OSError, http.client.HTTPException) as err:
-            last_err = err
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s (last error: {last_err!r})")
+#: Errors that mean "not serving yet" to ``eventually(..., ignoring=NOT_YET)``.
+NOT_YET = (OSError, http.client.HTTPException)
 
 
 def port_is_free(port: int) -> bool:

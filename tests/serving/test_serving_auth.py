@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
 from .component import Running
-from .conftest import ADMIN, ALICE, BOB, Client, free_port, get, tls_context, wait_until
+from .conftest import ADMIN, ALICE, BOB, NOT_YET, Client, free_port, get, tls_context
+
+pytestmark = pytest.mark.integration
 
 
 def start_tiny(apiserver: LoopbackAPIServer, tmp_path: Path, *extra: str) -> tuple[Running, int, Path]:
@@ -23,7 +25,8 @@ def start_tiny(apiserver: LoopbackAPIServer, tmp_path: Path, *extra: str) -> tup
             f"--authorization-kubeconfig={kubeconfig}", *extra]
     running = Running(args)
     cafile = tmp_path / "certs" / "tiny.crt"
-    wait_until(lambda: running.bg.result or (cafile.exists() and get(port, "/healthz", cafile=cafile)[0] == 200))
+    eventually(lambda: running.bg.result or (cafile.exists() and get(port, "/healthz", cafile=cafile)[0] == 200),
+               what="the component serving /healthz", ignoring=NOT_YET)
     assert not running.bg.result, running.err.getvalue()
     return running, port, cafile
 
@@ -111,8 +114,8 @@ def test_token_reviews_are_cached_for_their_ttl(apiserver: LoopbackAPIServer, tm
             assert client.get("/metrics", ADMIN)[0] == 200
             assert client.get("/metrics", "bogus")[0] == 401
         assert apiserver.faults.counts.get("stall") == 2  # one review per token, valid or not
-        wait_until(lambda: client.get("/metrics", ADMIN)[0] == 200 and apiserver.faults.counts["stall"] == 3,
-                   timeout=5, interval=0.2)
+        eventually(lambda: client.get("/metrics", ADMIN)[0] == 200 and apiserver.faults.counts["stall"] == 3,
+                   timeout=5, interval=0.2, ignoring=NOT_YET)
         client.close()
     finally:
         apiserver.faults.clear()
@@ -161,7 +164,7 @@ def test_without_delegation_only_always_allowed_paths_are_served(
     running = Running([f"--kubeconfig={apiserver.kubeconfig_path}", f"--secure-port={port}",
                        "--bind-address=127.0.0.1", f"--cert-dir={tmp_path}"])
     try:
-        wait_until(lambda: get(port, "/healthz")[0] == 200)
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
         for token in (None, ADMIN):
             status, body = get(port, "/metrics", token=token)
             assert status == 403
@@ -181,7 +184,7 @@ def test_authentication_without_authorization_lets_only_masters_in(
                        "--bind-address=127.0.0.1", f"--cert-dir={tmp_path}",
                        f"--authentication-kubeconfig={apiserver.kubeconfig_path}"])
     try:
-        wait_until(lambda: get(port, "/healthz")[0] == 200)
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
         assert get(port, "/metrics", token=ADMIN)[0] == 200
         assert get(port, "/metrics", token=ALICE)[0] == 403
         assert get(port, "/metrics")[0] == 401

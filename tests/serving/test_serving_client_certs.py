@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
 from .component import Running
-from .conftest import free_port, get, wait_until
+from .conftest import NOT_YET, free_port, get
+
+pytestmark = pytest.mark.integration
 
 
 def make_ca_and_client(tmp_path: Path, user: str, group: str) -> tuple[str, Path, Path]:
@@ -78,7 +80,7 @@ def test_client_certificates_signed_by_the_cluster_ca_authenticate(
     port = free_port()
     running = Running(args_for(apiserver, tmp_path, port))
     try:
-        wait_until(lambda: get(port, "/healthz")[0] == 200)
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
         assert get_with_cert(port, "/metrics", admin_cert, admin_key) == 200
         assert get(port, "/metrics")[0] == 401  # no certificate, no token
         (tmp_path / "other").mkdir()
@@ -95,7 +97,7 @@ def test_skip_lookup_ignores_the_cluster_ca(apiserver: LoopbackAPIServer, tmp_pa
     port = free_port()
     running = Running(args_for(apiserver, tmp_path, port, "--authentication-skip-lookup"))
     try:
-        wait_until(lambda: get(port, "/healthz")[0] == 200)
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
         assert get_with_cert(port, "/metrics", cert, key) == 401
     finally:
         assert running.stop() == 0
@@ -110,7 +112,7 @@ def test_a_failed_lookup_is_fatal_unless_tolerated(apiserver: LoopbackAPIServer,
             "kube-system/extension-apiserver-authentication: HTTP 500") in refused.err.getvalue()
     tolerated = Running(args_for(apiserver, tmp_path, port))  # tiny tolerates, as kube-scheduler does
     try:
-        wait_until(lambda: get(port, "/healthz")[0] == 200)
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
         assert "Error looking up in-cluster authentication configuration" in tolerated.err.getvalue()
     finally:
         apiserver.faults.clear()

@@ -19,9 +19,9 @@ from componentbase.leaderelection import (
     LeaseLock,
 )
 from componentbase.serving import SecureServer, start_serving
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
-from .conftest import ADMIN, get, wait_until
+from .conftest import ADMIN, NOT_YET, get
 
 
 def serving_config(kubeconfig: str = "") -> componentbase.Config:
@@ -51,6 +51,7 @@ def server(apiserver: LoopbackAPIServer) -> Iterator[tuple[SecureServer, threadi
     srv.stop()
 
 
+@pytest.mark.integration
 def test_root_checks_plain_verbose_and_excluded(server: tuple[SecureServer, threading.Event]) -> None:
     srv, _ = server
     assert get(srv.port, "/healthz") == (200, "ok")
@@ -66,6 +67,7 @@ def test_root_checks_plain_verbose_and_excluded(server: tuple[SecureServer, thre
     assert get(srv.port, "/readyz?exclude=informer-sync")[0] == 200
 
 
+@pytest.mark.integration
 def test_one_check_needs_authorization_and_tells_the_reason(server: tuple[SecureServer, threading.Event]) -> None:
     srv, _ = server
     assert get(srv.port, "/readyz/informer-sync")[0] == 401
@@ -75,6 +77,7 @@ def test_one_check_needs_authorization_and_tells_the_reason(server: tuple[Secure
     assert get(srv.port, "/healthz/informer-sync", token=ADMIN)[0] == 404  # a readyz-only check
 
 
+@pytest.mark.integration
 def test_readyz_fails_once_stopping(server: tuple[SecureServer, threading.Event]) -> None:
     srv, stopping = server
     stopping.set()
@@ -83,6 +86,7 @@ def test_readyz_fails_once_stopping(server: tuple[SecureServer, threading.Event]
     assert get(srv.port, "/livez") == (200, "ok")
 
 
+@pytest.mark.integration
 def test_a_leader_that_cannot_renew_and_does_not_stop_fails_healthz(apiserver: LoopbackAPIServer) -> None:
     api = apiserver.api_client()
     watchdog = HealthzAdaptor(0.0)
@@ -103,7 +107,7 @@ def test_a_leader_that_cannot_renew_and_does_not_stop_fails_healthz(apiserver: L
         assert leading.wait(10)
         assert get(srv.port, "/healthz?verbose") == (200, "[+]ping ok\n[+]leaderElection ok\nhealthz check passed\n")
         apiserver.faults.set(error_rate=1.0, resources=("leases",))
-        wait_until(lambda: get(srv.port, "/healthz")[0] == 500, timeout=10, interval=0.1)
+        eventually(lambda: get(srv.port, "/healthz")[0] == 500, timeout=10, interval=0.1, ignoring=NOT_YET)
         assert get(srv.port, "/healthz") == (500, "[+]ping ok\n[-]leaderElection failed: reason withheld\n"
                                                   "healthz check failed\n")
         status, body = get(srv.port, "/healthz/leaderElection", token=ADMIN)
@@ -116,12 +120,14 @@ def test_a_leader_that_cannot_renew_and_does_not_stop_fails_healthz(apiserver: L
         api.close()
 
 
+@pytest.mark.unit
 def test_serving_without_a_port_is_an_error_not_a_silent_no_op(tmp_path: Path) -> None:
     config = componentbase.Config()
     with pytest.raises(ValueError, match="not configured"):
         start_serving(config, threading.Event())
 
 
+@pytest.mark.integration
 def test_configz_follows_a_changed_config_within_a_second(apiserver: LoopbackAPIServer) -> None:
     config = serving_config(apiserver.kubeconfig_path)
     assert config.configz_registry is not None
@@ -134,7 +140,7 @@ def test_configz_follows_a_changed_config_within_a_second(apiserver: LoopbackAPI
         assert json.loads(body) == {"componentconfig": {"kubeconfig": {"users": [
             {"user": {"token": "<redacted>", "client-key-data": "<redacted>"}}]}, "qps": 5}}
         entry.set({"qps": 6})
-        wait_until(lambda: json.loads(get(srv.port, "/configz", token=ADMIN)[1]) == {"componentconfig": {"qps": 6}},
-                   timeout=3, interval=0.1)
+        eventually(lambda: json.loads(get(srv.port, "/configz", token=ADMIN)[1]) == {"componentconfig": {"qps": 6}},
+                   timeout=3, interval=0.1, ignoring=NOT_YET)
     finally:
         srv.stop()

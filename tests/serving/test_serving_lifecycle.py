@@ -14,11 +14,13 @@ import pytest
 
 import componentbase
 from componentbase.serving import start_serving
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 
 from .component import Running
-from .conftest import ADMIN, Background, Client, free_port, get, port_is_free, tls_context, wait_until
+from .conftest import ADMIN, NOT_YET, Background, Client, free_port, get, port_is_free, tls_context
 from .test_serving_health import serving_config
+
+pytestmark = pytest.mark.integration
 
 
 def hold_lease(apiserver: LoopbackAPIServer, name: str, holder: str) -> None:
@@ -55,13 +57,13 @@ def test_serving_answers_while_a_candidate_and_reports_leadership(
                        f"--cert-dir={tmp_path}", f"--authentication-kubeconfig={kubeconfig}",
                        f"--authorization-kubeconfig={kubeconfig}", "--leader-elect=true"])
     try:
-        wait_until(lambda: get(port, "/healthz")[0] == 200)
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
         assert get(port, "/healthz?verbose") == (200, "[+]ping ok\n[+]leaderElection ok\nhealthz check passed\n")
         assert not running.working.is_set()  # serving, but not leading: the work has not started
         assert master_status(port) in (None, "0.0")
         release_lease(apiserver, "tiny")
         assert running.working.wait(10)
-        wait_until(lambda: master_status(port) == "1.0", timeout=5)
+        eventually(lambda: master_status(port) == "1.0", timeout=5, ignoring=NOT_YET)
     finally:
         assert running.stop() == 0
     assert port_is_free(port)

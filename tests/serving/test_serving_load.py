@@ -6,11 +6,15 @@ import threading
 import time
 from collections import Counter
 
+import pytest
+
 from componentbase.serving import start_serving
 from componentbase.testing import LoopbackAPIServer
 
 from .conftest import ALICE, Background, Client, tls_context
 from .test_serving_health import serving_config
+
+pytestmark = pytest.mark.integration
 
 CLIENTS = 8
 DURATION = 10.0

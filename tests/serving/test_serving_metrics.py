@@ -16,6 +16,7 @@ def sample(m: metrics.Metrics, name: str, labels: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
+@pytest.mark.integration
 def test_api_calls_are_counted_by_code_in_the_metrics_tracking_the_client(kube_apiserver: LoopbackAPIServer) -> None:
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
@@ -46,6 +47,7 @@ def test_api_calls_are_counted_by_code_in_the_metrics_tracking_the_client(kube_a
     untracked.close()
 
 
+@pytest.mark.unit
 def test_leader_status_gauge() -> None:
     m = metrics.Metrics(process_metrics=False)
     m.leader_status("kube-scheduler", True)
@@ -54,6 +56,7 @@ def test_leader_status_gauge() -> None:
     assert sample(m, "leader_election_master_status", 'name="kube-scheduler"') == 0
 
 
+@pytest.mark.unit
 def test_disabled_metrics_are_not_served_and_labels_are_bounded_by_their_allow_list() -> None:
     m = metrics.Metrics(disabled=["rest_client_requests_total", "kubernetes_build_info"],
                         allow_labels={"leader_election_master_status,name": ["kube-scheduler"]}, process_metrics=False)

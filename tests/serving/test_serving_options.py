@@ -27,6 +27,7 @@ def execute(args: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+@pytest.mark.unit
 def test_bad_serving_flags_are_one_line_each() -> None:
     code, err = execute(["--secure-port=70000", "--tls-min-version=VersionTLS14", "--tls-cert-file=/x.crt",
                          "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_NOPE,TLS_RSA_WITH_RC4_128_SHA",
@@ -52,12 +53,14 @@ def test_bad_serving_flags_are_one_line_each() -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.unit
 def test_a_bad_bind_address_is_a_usage_error() -> None:
     code, err = execute(["--bind-address=localhost"])
     assert code == 2
     assert 'invalid argument "localhost" for "--bind-address" flag: failed to parse IP: "localhost"' in err
 
 
+@pytest.mark.unit
 def test_an_unreadable_certificate_fails_at_start_up(tmp_path: Path) -> None:
     (tmp_path / "tls.crt").write_text("not a certificate")
     (tmp_path / "tls.key").write_text("not a key")
@@ -71,6 +74,7 @@ def test_an_unreadable_certificate_fails_at_start_up(tmp_path: Path) -> None:
     assert f"Error: unable to read --tls-cert-file {tmp_path / 'no.crt'}: No such file or directory" in err
 
 
+@pytest.mark.unit
 def test_allow_metric_labels_take_several_pairs_with_comma_lists() -> None:
     options = TinyOptions()
     fss = componentbase.cli.NamedFlagSets()
@@ -82,6 +86,7 @@ def test_allow_metric_labels_take_several_pairs_with_comma_lists() -> None:
         "metric3,l": ["y"]}
 
 
+@pytest.mark.unit
 def test_secret_flags_are_redacted_when_flags_are_logged() -> None:
     code, err = execute(["-v=1", "--api-token=hunter2", "--write-config-to=/dev/null"])
     assert code == 0
@@ -123,6 +128,7 @@ def handshake(port: int, ctx: ssl.SSLContext) -> str:
         conn.close()
 
 
+@pytest.mark.integration
 def test_tls_cipher_suites_are_enforced(apiserver: LoopbackAPIServer) -> None:
     srv = serve_tls("VersionTLS12", ["TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"])
     try:
@@ -134,6 +140,7 @@ def test_tls_cipher_suites_are_enforced(apiserver: LoopbackAPIServer) -> None:
         srv.stop()
 
 
+@pytest.mark.integration
 def test_tls_min_version_is_enforced(apiserver: LoopbackAPIServer) -> None:
     srv = serve_tls("VersionTLS13", [])
     try:
@@ -144,6 +151,7 @@ def test_tls_min_version_is_enforced(apiserver: LoopbackAPIServer) -> None:
         srv.stop()
 
 
+@pytest.mark.unit
 def test_secure_port_zero_serves_nothing() -> None:
     opts = componentbase.ServingOptions.for_component(0, "t")
     config = componentbase.Config()

@@ -58,12 +58,14 @@ def _get(server: LoopbackAPIServer, path: str, token: str | None) -> int:
         return err.code
 
 
+@pytest.mark.integration
 def test_requests_need_a_valid_token(server: LoopbackAPIServer) -> None:
     assert _get(server, "/api/v1/namespaces", None) == 401
     assert _get(server, "/api/v1/namespaces", "wrong") == 401
     assert _get(server, "/api/v1/namespaces", "bob-token") == 200
 
 
+@pytest.mark.integration
 def test_kubeconfig_carries_first_token(server: LoopbackAPIServer) -> None:
     assert server.token == "admin-token"
     assert "admin-token" in Path(server.kubeconfig_path).read_text()
@@ -71,6 +73,7 @@ def test_kubeconfig_carries_first_token(server: LoopbackAPIServer) -> None:
         assert client.CoreV1Api(api).list_namespace().items
 
 
+@pytest.mark.integration
 def test_token_review(server: LoopbackAPIServer) -> None:
     with server.api_client() as api:
         authn = client.AuthenticationV1Api(api)
@@ -92,6 +95,7 @@ def _sar(api: client.ApiClient, user: str, groups: list[str], **attrs: str) -> c
     return client.AuthorizationV1Api(api).create_subject_access_review(client.V1SubjectAccessReview(spec=spec))
 
 
+@pytest.mark.integration
 def test_subject_access_review(server: LoopbackAPIServer) -> None:
     with server.api_client() as api:
         assert _sar(api, "admin", ["system:masters"], verb="delete", resource="nodes").status.allowed
@@ -105,6 +109,7 @@ def test_subject_access_review(server: LoopbackAPIServer) -> None:
         assert not _sar(api, "bob", [], verb="get", path="/debug").status.allowed
 
 
+@pytest.mark.integration
 def test_enforced_authorization(token_file: Path, policy_file: Path) -> None:
     with LoopbackAPIServer(token_auth_file=token_file, authorization_policy_file=policy_file,
                            enforce_authorization=True) as server:
@@ -115,6 +120,7 @@ def test_enforced_authorization(token_file: Path, policy_file: Path) -> None:
         assert _get(server, "/api/v1/nodes", "admin-token") == 200
 
 
+@pytest.mark.integration
 def test_tokens_in_process() -> None:
     from componentbase.testing import User
 
@@ -123,6 +129,7 @@ def test_tokens_in_process() -> None:
         assert _get(server, "/api/v1/nodes", "t") == 200
 
 
+@pytest.mark.unit
 def test_bad_policy_file(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text('[{"verbs": ["get"], "resources": ["pods"]}]')

@@ -16,8 +16,7 @@ import pytest
 from kubernetes import client
 
 from componentbase.informers import InformerFactory
-from componentbase.testing import LoopbackAPIServer, Resource
-from tests.controller.helpers import wait_for
+from componentbase.testing import LoopbackAPIServer, Resource, eventually
 from tests.testing.helpers import informing
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # the ``kubectl`` fixture of conftest.py
@@ -112,6 +111,7 @@ KINDS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+@pytest.mark.process
 def test_kubectl_applies_and_gets_one_object_of_every_built_in_kind(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "all.yaml"
     manifest.write_text("\n---\n".join(json.dumps(obj) for _, obj in KINDS))
@@ -126,6 +126,7 @@ def test_kubectl_applies_and_gets_one_object_of_every_built_in_kind(kubectl: Kub
             "storageclass.storage.k8s.io/sc", "priorityclass.scheduling.k8s.io/high"} <= set(names)
 
 
+@pytest.mark.process
 def test_api_resources_lists_every_group_with_short_names(kubectl: Kubectl) -> None:
     rows = [line.split() for line in kubectl("api-resources", "--no-headers").stdout.splitlines()]
     short = {(r[0], r[2]): r[1] for r in rows if len(r) == 5}  # NAME SHORTNAMES APIVERSION NAMESPACED KIND
@@ -139,6 +140,7 @@ def test_api_resources_lists_every_group_with_short_names(kubectl: Kubectl) -> N
             "events.k8s.io", "admissionregistration.k8s.io", "certificates.k8s.io", "apiextensions.k8s.io"} <= groups
 
 
+@pytest.mark.integration
 def test_kube_defaults_the_common_fields(kube_client: client.ApiClient) -> None:
     apps, batch, core = client.AppsV1Api(kube_client), client.BatchV1Api(kube_client), client.CoreV1Api(kube_client)
     deploy = apps.create_namespaced_deployment("default", _obj("apps/v1", "Deployment", "d", spec={
@@ -159,6 +161,7 @@ def test_kube_defaults_the_common_fields(kube_client: client.ApiClient) -> None:
     assert svc.spec.ports[0].target_port == 80
 
 
+@pytest.mark.integration
 def test_scale_subresource_reads_and_writes_spec_replicas(kube_client: client.ApiClient) -> None:
     apps = client.AppsV1Api(kube_client)
     apps.create_namespaced_stateful_set("default", _obj("apps/v1", "StatefulSet", "s", spec={
@@ -176,6 +179,7 @@ def test_scale_subresource_reads_and_writes_spec_replicas(kube_client: client.Ap
     assert info.value.status == 422
 
 
+@pytest.mark.integration
 def test_eviction_deletes_gracefully_unless_a_budget_forbids(kube_client: client.ApiClient) -> None:
     core, policy = client.CoreV1Api(kube_client), client.PolicyV1Api(kube_client)
     for name in ("free", "guarded"):
@@ -193,6 +197,7 @@ def test_eviction_deletes_gracefully_unless_a_budget_forbids(kube_client: client
         "Cannot evict pod as it would violate the pod's disruption budget.")
 
 
+@pytest.mark.integration
 def test_service_account_token_request(kube_client: client.ApiClient) -> None:
     core = client.CoreV1Api(kube_client)
     core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
@@ -204,6 +209,7 @@ def test_service_account_token_request(kube_client: client.ApiClient) -> None:
     assert info.value.status == 404
 
 
+@pytest.mark.integration
 def test_autoscaling_v1_and_v2_are_one_object(kube_client: client.ApiClient) -> None:
     v1, v2 = client.AutoscalingV1Api(kube_client), client.AutoscalingV2Api(kube_client)
     v1.create_namespaced_horizontal_pod_autoscaler("default", {"metadata": {"name": "h"}, "spec": {
@@ -214,6 +220,7 @@ def test_autoscaling_v1_and_v2_are_one_object(kube_client: client.ApiClient) -> 
     assert got.spec.metrics[0].resource.target.average_utilization == 60
 
 
+@pytest.mark.integration
 def test_aggregated_discovery_as_kubectl_asks_for_it(kube_apiserver: LoopbackAPIServer) -> None:
     accept = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
               "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")
@@ -239,6 +246,7 @@ def test_aggregated_discovery_as_kubectl_asks_for_it(kube_apiserver: LoopbackAPI
     assert [g["metadata"] for g in core] == [{"creationTimestamp": None}]
 
 
+@pytest.mark.integration
 def test_unknown_group_is_kubes_404(kube_apiserver: LoopbackAPIServer) -> None:
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(kube_apiserver.url + "/apis/example.com/v1/namespaces/default/widgets", timeout=10)
@@ -249,6 +257,7 @@ def test_unknown_group_is_kubes_404(kube_apiserver: LoopbackAPIServer) -> None:
         "code": 404}
 
 
+@pytest.mark.integration
 def test_registered_resources_are_served_and_discovered(kube_client: client.ApiClient,
                                                         kube_apiserver: LoopbackAPIServer) -> None:
     kube_apiserver.register(Resource("example.com", "v1", "Gadget", "gadgets", namespaced=False,
@@ -261,6 +270,7 @@ def test_registered_resources_are_served_and_discovered(kube_client: client.ApiC
     assert objects.get_cluster_custom_object("example.com", "v1", "gadgets", "g")["kind"] == "Gadget"
 
 
+@pytest.mark.integration
 def test_generic_informer_for_deployments(kube_apiserver: LoopbackAPIServer, kube_client: client.ApiClient) -> None:
     apps = client.AppsV1Api(kube_client)
     apps.create_namespaced_deployment("default", _obj("apps/v1", "Deployment", "before", spec={
@@ -271,4 +281,4 @@ def test_generic_informer_for_deployments(kube_apiserver: LoopbackAPIServer, kub
         assert deployments.get("default/before")["spec"]["replicas"] == 1
         apps.create_namespaced_deployment("default", _obj("apps/v1", "Deployment", "after", spec={
             "selector": _SELECTOR, "template": _TEMPLATE}))
-        wait_for(lambda: deployments.get("default/after"), what="the watch to deliver the new Deployment")
+        eventually(lambda: deployments.get("default/after"), what="the watch to deliver the new Deployment")

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
+pytestmark = pytest.mark.process
+
 CMD = [sys.executable, "-m", "componentbase.testing.apiserver"]
 
 

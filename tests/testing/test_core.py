@@ -26,6 +26,7 @@ def _error(exc: client.ApiException) -> dict[str, Any]:
     return body
 
 
+@pytest.mark.process
 def test_importing_testing_does_not_import_kubernetes() -> None:
     code = ("import sys, componentbase.testing, componentbase.testing.pytest_plugin;"
             "print('kubernetes' in sys.modules)")
@@ -33,6 +34,7 @@ def test_importing_testing_does_not_import_kubernetes() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.integration
 def test_context_manager_writes_kubeconfig_and_stops() -> None:
     with LoopbackAPIServer() as server:
         path = server.kubeconfig_path
@@ -49,6 +51,7 @@ def test_context_manager_writes_kubeconfig_and_stops() -> None:
         urllib.request.urlopen(url + "/version", timeout=2)
 
 
+@pytest.mark.integration
 def test_kubeconfig_path_given(tmp_path: Any) -> None:
     path = tmp_path / "kc.yaml"
     with LoopbackAPIServer(kubeconfig_path=path) as server:
@@ -57,6 +60,7 @@ def test_kubeconfig_path_given(tmp_path: Any) -> None:
             assert client.VersionApi(api).get_code().major == "1"
 
 
+@pytest.mark.integration
 def test_lease_create_get_update_conflict(kube_client: client.ApiClient) -> None:
     leases = client.CoordinationV1Api(kube_client)
     now = datetime.datetime.now(datetime.UTC)
@@ -84,6 +88,7 @@ def test_lease_create_get_update_conflict(kube_client: client.ApiClient) -> None
         "please apply your changes to the latest version and try again")
 
 
+@pytest.mark.integration
 def test_not_found_and_already_exists(kube_client: client.ApiClient) -> None:
     v1 = client.CoreV1Api(kube_client)
     with pytest.raises(client.ApiException) as info:
@@ -100,6 +105,7 @@ def test_not_found_and_already_exists(kube_client: client.ApiClient) -> None:
     assert _error(info.value)["message"] == 'leases.coordination.k8s.io "nope" not found'
 
 
+@pytest.mark.integration
 def test_missing_namespace_is_404(kube_client: client.ApiClient) -> None:
     with pytest.raises(client.ApiException) as info:
         client.CoreV1Api(kube_client).create_namespaced_config_map("ghost", {"metadata": {"name": "a"}})
@@ -107,6 +113,7 @@ def test_missing_namespace_is_404(kube_client: client.ApiClient) -> None:
     assert _error(info.value)["message"] == 'namespaces "ghost" not found'
 
 
+@pytest.mark.integration
 def test_generate_name_and_invalid(kube_client: client.ApiClient) -> None:
     v1 = client.CoreV1Api(kube_client)
     cm = v1.create_namespaced_config_map("default", {"metadata": {"generateName": "cfg-"}})
@@ -116,6 +123,7 @@ def test_generate_name_and_invalid(kube_client: client.ApiClient) -> None:
     assert info.value.status == 422 and _error(info.value)["reason"] == "Invalid"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", ["configmaps", "secrets", "services", "endpoints", "events"])
 def test_generic_crud(kube_client: client.ApiClient, kind: str) -> None:
     v1 = client.CoreV1Api(kube_client)
@@ -140,6 +148,7 @@ def _singular(kind: str) -> str:
             "endpoints": "endpoints", "events": "event"}[kind]
 
 
+@pytest.mark.integration
 def test_resource_versions_increase_across_resources(kube_client: client.ApiClient) -> None:
     v1 = client.CoreV1Api(kube_client)
     a = v1.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
@@ -149,6 +158,7 @@ def test_resource_versions_increase_across_resources(kube_client: client.ApiClie
     assert int(listed.metadata.resource_version) >= int(b.metadata.resource_version)
 
 
+@pytest.mark.integration
 def test_all_namespaces_list(kube_client: client.ApiClient) -> None:
     v1 = client.CoreV1Api(kube_client)
     v1.create_namespaced_pod("default", _pod("a"))
@@ -157,6 +167,7 @@ def test_all_namespaces_list(kube_client: client.ApiClient) -> None:
     assert [(p.metadata.namespace, p.metadata.name) for p in pods] == [("default", "a"), ("kube-system", "b")]
 
 
+@pytest.mark.integration
 def test_nodes_cluster_scoped(kube_client: client.ApiClient) -> None:
     v1 = client.CoreV1Api(kube_client)
     node = v1.create_node({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4"}}})
@@ -164,6 +175,7 @@ def test_nodes_cluster_scoped(kube_client: client.ApiClient) -> None:
     assert v1.read_node("n1").status.capacity == {"cpu": "4"}
 
 
+@pytest.mark.integration
 def test_events_both_groups_with_client_datetimes(kube_client: client.ApiClient) -> None:
     """The client sends datetimes with isoformat(); MicroTime fields come back as sent."""
     now = datetime.datetime.now(datetime.UTC)
@@ -186,6 +198,7 @@ def test_events_both_groups_with_client_datetimes(kube_client: client.ApiClient)
     assert json.loads(raw.data)["eventTime"] == now.isoformat()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("stamp", ["2024-05-01T10:00:00Z", "2024-05-01T10:00:00.5Z",
                                    "2024-05-01T10:00:00+00:00", "2024-05-01T10:00:00.123456+00:00"])
 def test_lease_micro_time_formats(kube_apiserver: LoopbackAPIServer, kube_client: client.ApiClient,
@@ -201,11 +214,13 @@ def test_lease_micro_time_formats(kube_apiserver: LoopbackAPIServer, kube_client
     assert leases.read_namespaced_lease("l", "default").spec.renew_time.year == 2024
 
 
+@pytest.mark.integration
 def test_session_fixture_is_shared(kube_apiserver_session: LoopbackAPIServer) -> None:
     with kube_apiserver_session.api_client() as api:
         assert client.CoreV1Api(api).read_namespace("default").status.phase == "Active"
 
 
+@pytest.mark.integration
 def test_request_counts_by_verb_and_resource(kube_apiserver: LoopbackAPIServer, kube_client: Any) -> None:
     core = client.CoreV1Api(kube_client)
     core.list_namespace()

@@ -46,6 +46,7 @@ def _create(api: client.CustomObjectsApi, obj: dict[str, Any], version: str = "v
     return got
 
 
+@pytest.mark.process
 def test_a_crd_applied_with_kubectl_is_established_and_served(kubectl: Kubectl) -> None:
     assert kubectl("apply", "--validate=false", "-f", str(CRD_FILE)).stdout.strip() == (
         "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created")
@@ -57,6 +58,7 @@ def test_a_crd_applied_with_kubectl_is_established_and_served(kubectl: Kubectl) 
     assert rows == ["widgets", "wd", "example.com/v1", "true", "Widget"]
 
 
+@pytest.mark.process
 def test_kubectl_shows_kubes_validation_message(kubectl: Kubectl, tmp_path: Path) -> None:
     kubectl("apply", "--validate=false", "-f", str(CRD_FILE))
     bad = tmp_path / "bad.json"
@@ -67,6 +69,7 @@ def test_kubectl_shows_kubes_validation_message(kubectl: Kubectl, tmp_path: Path
                                    'spec.replicas in body must be of type integer: "string"')
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("spec", "reason", "message"), [
     ({"size": "small", "replicas": "three"}, "FieldValueTypeInvalid",
      'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"'),
@@ -100,6 +103,7 @@ def test_objects_are_validated_with_kubes_wording(widgets: client.CustomObjectsA
     assert (status["details"]["group"], status["details"]["kind"]) == (GROUP, "Widget")
 
 
+@pytest.mark.integration
 def test_unknown_fields_are_pruned_and_defaults_applied(widgets: client.CustomObjectsApi) -> None:
     obj = _widget("w")
     obj["spec"].update(unknown=1, extra={"free": {"form": True}})
@@ -111,6 +115,7 @@ def test_unknown_fields_are_pruned_and_defaults_applied(widgets: client.CustomOb
     assert read["spec"] == got["spec"]
 
 
+@pytest.mark.process
 def test_objects_are_listed_and_watched(widgets: client.CustomObjectsApi, kubectl: Kubectl) -> None:
     _create(widgets, _widget("a"))
     listed = widgets.list_namespaced_custom_object(GROUP, "v1", "default", PLURAL)
@@ -133,6 +138,7 @@ def test_objects_are_listed_and_watched(widgets: client.CustomObjectsApi, kubect
     assert kubectl("get", "wd", "-o", "name").stdout.split() == ["widget.example.com/b"]
 
 
+@pytest.mark.process
 def test_status_and_scale_subresources(widgets: client.CustomObjectsApi, kubectl: Kubectl) -> None:
     obj = _widget("w")
     obj["status"] = {"replicas": 7}
@@ -148,6 +154,7 @@ def test_status_and_scale_subresources(widgets: client.CustomObjectsApi, kubectl
     assert widgets.get_namespaced_custom_object(GROUP, "v1", "default", PLURAL, "w")["metadata"]["generation"] == 2
 
 
+@pytest.mark.integration
 def test_versions_share_objects_and_rewrite_api_version(widgets: client.CustomObjectsApi) -> None:
     _create(widgets, _widget("old", "v1beta1", size="large", anything="goes"), "v1beta1")
     _create(widgets, _widget("new"))
@@ -158,6 +165,7 @@ def test_versions_share_objects_and_rewrite_api_version(widgets: client.CustomOb
         ("example.com/v1beta1", "new"), ("example.com/v1beta1", "old")]
 
 
+@pytest.mark.process
 def test_deleting_the_crd_deletes_its_objects(kube_client: client.ApiClient, widgets: client.CustomObjectsApi,
                                               kubectl: Kubectl) -> None:
     _create(widgets, _widget("w"))
@@ -169,6 +177,7 @@ def test_deleting_the_crd_deletes_its_objects(kube_client: client.ApiClient, wid
     assert widgets.list_namespaced_custom_object(GROUP, "v1", "default", PLURAL)["items"] == []
 
 
+@pytest.mark.integration
 def test_a_non_structural_schema_is_refused_naming_the_field(kube_client: client.ApiClient) -> None:
     crd = _crd()
     spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
@@ -182,6 +191,7 @@ def test_a_non_structural_schema_is_refused_naming_the_field(kube_client: client
         "Required value: must not be empty for specified object fields"))
 
 
+@pytest.mark.integration
 def test_a_crd_whose_kind_is_taken_is_not_established(kube_client: client.ApiClient) -> None:
     ext = client.ApiextensionsV1Api(kube_client)
     ext.create_custom_resource_definition(_crd())
@@ -195,6 +205,7 @@ def test_a_crd_whose_kind_is_taken_is_not_established(kube_client: client.ApiCli
     assert [r.name for r in resources if "/" not in r.name] == ["widgets"]
 
 
+@pytest.mark.process
 def test_the_cli_loads_crds_and_names_a_bad_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     crd = _crd()

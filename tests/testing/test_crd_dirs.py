@@ -11,8 +11,7 @@ import pytest
 from kubernetes import client
 
 from componentbase.informers import InformerFactory
-from componentbase.testing import LoopbackAPIServer
-from tests.controller.helpers import wait_for
+from componentbase.testing import LoopbackAPIServer, eventually
 from tests.testing.helpers import informing
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # the ``kubectl`` fixture of conftest.py
@@ -29,6 +28,7 @@ def _widget(name: str) -> dict[str, object]:
     return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"size": "small"}}
 
 
+@pytest.mark.process
 def test_crds_from_the_folder_are_served_at_start(kube_client: client.ApiClient, kubectl: Kubectl) -> None:
     crd = client.ApiextensionsV1Api(kube_client).read_custom_resource_definition("widgets.example.com")
     assert {c.type: c.status for c in crd.status.conditions}["Established"] == "True"
@@ -37,6 +37,7 @@ def test_crds_from_the_folder_are_served_at_start(kube_client: client.ApiClient,
     assert kubectl("get", "wd", "-o", "jsonpath={.items[*].spec.replicas}").stdout == "1"
 
 
+@pytest.mark.integration
 def test_generic_informer_lists_and_watches_a_custom_resource(kube_apiserver: LoopbackAPIServer,
                                                               kube_client: client.ApiClient) -> None:
     objects = client.CustomObjectsApi(kube_client)
@@ -46,4 +47,4 @@ def test_generic_informer_lists_and_watches_a_custom_resource(kube_apiserver: Lo
     with informing(factory):
         assert informer.get("default/before")["spec"]["mode"] == "fast"
         objects.create_namespaced_custom_object("example.com", "v1", "default", "widgets", _widget("after"))
-        wait_for(lambda: informer.get("default/after"), what="the watch to deliver the new Widget")
+        eventually(lambda: informer.get("default/after"), what="the watch to deliver the new Widget")

@@ -11,6 +11,8 @@ from kubernetes import client, dynamic
 
 from componentbase.testing import LoopbackAPIServer
 
+pytestmark = pytest.mark.integration
+
 
 def test_version(kube_client: client.ApiClient) -> None:
     info = client.VersionApi(kube_client).get_code()

@@ -78,6 +78,7 @@ def _marker(v1: client.CoreV1Api, w: Watching) -> None:
 # --- create ------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_dry_run_create_returns_the_object_without_storing_it(v1: client.CoreV1Api) -> None:
     w = _watch_configmaps(v1)
     got = _raw(v1.create_namespaced_config_map("default", _cm("c"), dry_run=ALL, _preload_content=False))
@@ -95,6 +96,7 @@ def test_dry_run_create_returns_the_object_without_storing_it(v1: client.CoreV1A
     _marker(v1, w)
 
 
+@pytest.mark.integration
 def test_dry_run_create_defaults_and_echoes_a_client_resource_version(v1: client.CoreV1Api) -> None:
     w = Watching(v1.list_namespaced_pod, namespace="default")
     pod = v1.create_namespaced_pod("default", _pod("p"), dry_run=ALL)
@@ -107,6 +109,7 @@ def test_dry_run_create_defaults_and_echoes_a_client_resource_version(v1: client
     w.expect_only("ADDED", "real")
 
 
+@pytest.mark.integration
 def test_dry_run_create_fails_as_the_real_one_would(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", _cm("c"))
     w = _watch_configmaps(v1)
@@ -122,6 +125,7 @@ def test_dry_run_create_fails_as_the_real_one_would(v1: client.CoreV1Api) -> Non
 # --- update and patch --------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_dry_run_update_answers_with_the_stored_resource_version(kube_client: client.ApiClient) -> None:
     leases = client.CoordinationV1Api(kube_client)
     created = leases.create_namespaced_lease("default", {"metadata": {"name": "l"}, "spec": {"holderIdentity": "a"}})
@@ -149,6 +153,7 @@ def test_dry_run_update_answers_with_the_stored_resource_version(kube_client: cl
     w.expect_only("MODIFIED", "l")
 
 
+@pytest.mark.integration
 def test_dry_run_patch_of_every_flavour(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", _cm("c"))
     w = _watch_configmaps(v1)
@@ -169,6 +174,7 @@ def test_dry_run_patch_of_every_flavour(v1: client.CoreV1Api) -> None:
     _marker(v1, w)
 
 
+@pytest.mark.integration
 def test_dry_run_removing_the_last_finalizer_keeps_the_object(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", {"metadata": {"name": "c", "finalizers": ["x/y"]}})
     v1.delete_namespaced_config_map("c", "default")
@@ -182,6 +188,7 @@ def test_dry_run_removing_the_last_finalizer_keeps_the_object(v1: client.CoreV1A
 # --- subresources ------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_dry_run_status_and_binding(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_pod("default", _pod("p"))
     w = Watching(v1.list_namespaced_pod, namespace="default")
@@ -208,6 +215,7 @@ def test_dry_run_status_and_binding(v1: client.CoreV1Api) -> None:
 # --- delete and deletecollection ---------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_dry_run_delete_by_query_and_by_body(v1: client.CoreV1Api) -> None:
     created = v1.create_namespaced_config_map("default", _cm("c"))
     w = _watch_configmaps(v1)
@@ -227,6 +235,7 @@ def test_dry_run_delete_by_query_and_by_body(v1: client.CoreV1Api) -> None:
     _marker(v1, w)
 
 
+@pytest.mark.integration
 def test_dry_run_delete_of_a_bound_pod(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_pod("default", _pod("p", nodeName="node1"))
     w = Watching(v1.list_namespaced_pod, namespace="default")
@@ -243,6 +252,7 @@ def test_dry_run_delete_of_a_bound_pod(v1: client.CoreV1Api) -> None:
     w.expect_only("MODIFIED", "p")
 
 
+@pytest.mark.integration
 def test_dry_run_delete_of_a_namespace_keeps_its_contents(v1: client.CoreV1Api) -> None:
     v1.create_namespace({"metadata": {"name": "team"}})
     v1.create_namespaced_config_map("team", _cm("c"))
@@ -259,6 +269,7 @@ def test_dry_run_delete_of_a_namespace_keeps_its_contents(v1: client.CoreV1Api) 
     _marker(v1, w)
 
 
+@pytest.mark.integration
 def test_dry_run_delete_collection(v1: client.CoreV1Api) -> None:
     for name in ("a", "b"):
         v1.create_namespaced_config_map("default", _cm(name))
@@ -271,6 +282,7 @@ def test_dry_run_delete_collection(v1: client.CoreV1Api) -> None:
     _marker(v1, w)
 
 
+@pytest.mark.integration
 def test_a_delete_body_overrides_the_query(v1: client.CoreV1Api) -> None:
     """kube reads DeleteOptions from the body alone when there is one: ``?dryRun=All`` beside it is ignored."""
     v1.create_namespaced_config_map("default", _cm("c"))
@@ -292,6 +304,7 @@ def _unsupported(kind: str, rendered: str) -> dict[str, Any]:
             "code": 422}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("kind", "call"), [
     ("CreateOptions", lambda v1, d: v1.create_namespaced_config_map("default", _cm("new"), dry_run=d)),
     ("UpdateOptions", lambda v1, d: v1.replace_namespaced_config_map("c", "default", _cm("c", a="2"), dry_run=d)),
@@ -323,6 +336,7 @@ def _call(api: client.ApiClient, method: str, path: str, query: list[tuple[str, 
     return resp.status, json.loads(resp.data)
 
 
+@pytest.mark.integration
 def test_every_dry_run_value_is_checked(kube_client: client.ApiClient) -> None:
     """Repeated and empty values, and the characters Go's JSON escapes, as kube renders them."""
     for values, rendered in (([ALL, "Bogus"], '["All","Bogus"]'), ([""], '[""]'),
@@ -335,6 +349,7 @@ def test_every_dry_run_value_is_checked(kube_client: client.ApiClient) -> None:
     assert client.CoreV1Api(kube_client).list_namespaced_config_map("default").items == []
 
 
+@pytest.mark.integration
 def test_reads_ignore_dry_run(kube_client: client.ApiClient) -> None:
     """GetOptions and ListOptions carry no dryRun: kube does not look at it on reads."""
     client.CoreV1Api(kube_client).create_namespaced_config_map("default", _cm("c"))
@@ -354,6 +369,7 @@ def _manifest(tmp_path: Path, **data: str) -> str:
     return str(path)
 
 
+@pytest.mark.process
 def test_kubectl_diff_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api, tmp_path: Path) -> None:
     kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
     before = v1.read_namespaced_config_map("demo", "default")
@@ -370,6 +386,7 @@ def test_kubectl_diff_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api, tm
     w.expect_only("DELETED", "demo")
 
 
+@pytest.mark.process
 def test_kubectl_apply_server_dry_run_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api,
                                                       tmp_path: Path) -> None:
     done = kubectl("apply", "--dry-run=server", "--validate=false", "-f", _manifest(tmp_path, a="1"))
@@ -386,6 +403,7 @@ def test_kubectl_apply_server_dry_run_changes_nothing(kubectl: Kubectl, v1: clie
     _marker(v1, w)
 
 
+@pytest.mark.process
 def test_kubectl_delete_server_dry_run_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api,
                                                        tmp_path: Path) -> None:
     kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))

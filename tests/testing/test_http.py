@@ -10,6 +10,8 @@ import pytest
 
 from componentbase.testing import LoopbackAPIServer
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def conn(kube_apiserver: LoopbackAPIServer) -> Iterator[socket.socket]:

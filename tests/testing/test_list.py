@@ -7,6 +7,8 @@ import json
 import pytest
 from kubernetes import client
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def v1(kube_client: client.ApiClient) -> client.CoreV1Api:

@@ -12,6 +12,8 @@ from kubernetes import client
 
 from componentbase.testing import LoopbackAPIServer
 
+pytestmark = pytest.mark.integration
+
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+pytestmark = pytest.mark.integration
+
 
 def _pod(name: str, **spec: Any) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}], **spec}}

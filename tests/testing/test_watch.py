@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
+
+pytestmark = pytest.mark.integration
 
 
 def _cm(name: str, **labels: str) -> dict[str, Any]:
@@ -173,8 +175,6 @@ def test_stop_ends_open_watches() -> None:
 
 
 def test_abandoned_watch_frees_its_thread(kube_apiserver: LoopbackAPIServer) -> None:
-    import time
-
     before = threading.active_count()
     conn = http.client.HTTPConnection("127.0.0.1", kube_apiserver.port, timeout=10)
     conn.request("GET", "/api/v1/namespaces/default/pods?watch=true")
@@ -182,10 +182,7 @@ def test_abandoned_watch_frees_its_thread(kube_apiserver: LoopbackAPIServer) -> 
     assert resp.status == 200
     assert threading.active_count() > before
     conn.close()
-    deadline = time.monotonic() + 5
-    while threading.active_count() > before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert threading.active_count() <= before
+    eventually(lambda: threading.active_count() <= before, 5, what="the watch's thread to end")
 
 
 def test_send_initial_events_ends_with_marked_bookmark(kube_apiserver: LoopbackAPIServer,

@@ -6,7 +6,6 @@ import io
 import json
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from componentbase.serving import configz
 from componentbase.testing import (
     LoopbackAPIServer,
     User,
+    eventually,
 )
 from examples.virtual_kubelet.node import Node
 from examples.virtual_kubelet.provider import Provider
@@ -32,18 +32,6 @@ PATHS = "paths-token"
 FAST = Timings(ping_interval=0.05, ping_timeout=1.0, status_interval=0.3, lease_duration=1,
                lease_renew_interval=0.1, status_poll_interval=0.1, lost_pod_grace=0.0, retry_initial=0.02,
                retry_max=0.2, request_timeout=5.0)
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    """Poll ``check`` until it returns something truthy; fail the test naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 def free_ports(n: int) -> list[int]:
@@ -179,7 +167,7 @@ def run_node(kube: Kube) -> Iterator[Callable[..., Running]]:
         resources = kw.pop("resources", None) or ResourceManager()
         running = Running(Node(kube.api, provider, name=kw.pop("name", "vk"), resources=resources, **kw))
         started.append(running)
-        wait_for(lambda: running.node.ready.is_set() or running.error, 10, "the node to be ready")
+        eventually(lambda: running.node.ready.is_set() or running.error, 10, what="the node to be ready")
         assert not running.error, running.error
         return running
 

@@ -14,10 +14,10 @@ import pytest
 
 import componentbase
 from componentbase.serving import configz
-from componentbase.testing import LoopbackAPIServer
+from componentbase.testing import LoopbackAPIServer, eventually
 from examples.virtual_kubelet.provider_types import ProviderSpec
 from examples.virtual_kubelet.providers.mock import MockProvider
-from tests.virtual_kubelet.conftest import Kube, free_ports, ready, wait_for
+from tests.virtual_kubelet.conftest import Kube, free_ports, ready
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,17 +31,20 @@ def execute(args: list[str], plugins: list[object] = ()) -> tuple[int, str]:  # 
     return cmd.execute(args, stdout=io.StringIO(), stderr=err), err.getvalue()
 
 
+@pytest.mark.unit
 def test_unknown_provider_lists_the_installed_ones() -> None:
     code, err = execute(["--provider=nope"])
     assert code == 1
     assert err.splitlines() == ['Error: provider: Unsupported value: "nope": supported values: "mock", "process"']
 
 
+@pytest.mark.unit
 def test_missing_provider_is_required() -> None:
     code, err = execute([])
     assert code == 1 and "Error: provider: Required value: installed providers: mock, process" in err
 
 
+@pytest.mark.unit
 def test_provider_config_is_decoded_strictly_with_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "mock.yaml"
     bad.write_text("cpu: '4'\nmemroy: 1Gi\npods: lots\n")
@@ -55,6 +58,7 @@ def test_provider_config_is_decoded_strictly_with_file_and_line(tmp_path: Path) 
                                 "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"]
 
 
+@pytest.mark.integration
 def test_a_program_can_ship_its_own_provider(apiserver: LoopbackAPIServer, kube: Kube) -> None:
     class Mine:
         @componentbase.hookimpl
@@ -65,6 +69,7 @@ def test_a_program_can_ship_its_own_provider(apiserver: LoopbackAPIServer, kube:
     assert code == 1 and 'supported values: "mine", "mock", "process"' in err
 
 
+@pytest.mark.process
 def test_startup_timeout_exits_1_naming_what_it_waited_for(apiserver: LoopbackAPIServer) -> None:
     apiserver.faults.set(stall=30, resources=["pods"], verbs=["list"])
     port, = free_ports(1)
@@ -96,6 +101,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.process
 def test_providers_are_discovered_by_entry_point(tmp_path: Path) -> None:
     _fake_distribution(tmp_path / "site")
     result = subprocess.run([sys.executable, "-m", "examples.virtual_kubelet", "--provider=nope"], cwd=ROOT,
@@ -105,6 +111,7 @@ def test_providers_are_discovered_by_entry_point(tmp_path: Path) -> None:
     assert 'supported values: "extra", "mock", "process"' in result.stderr
 
 
+@pytest.mark.process
 def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackAPIServer, kube: Kube) -> None:
     port, metrics = free_ports(2)
     proc = subprocess.Popen(
@@ -113,15 +120,15 @@ def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackA
          "--metrics-addr", f"127.0.0.1:{metrics}", "--startup-timeout", "30s"],
         cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: ready(kube.node()) or proc.poll() is not None, 30, "the node to be Ready")
+        eventually(lambda: ready(kube.node()) or proc.poll() is not None, 30, what="the node to be Ready")
         assert proc.poll() is None
         kube.create_pod("web", [{"name": "c", "image": "nginx"}])
-        wait_for(lambda: kube.phase("web") == "Running", 10, "the pod to run")
+        eventually(lambda: kube.phase("web") == "Running", 10, what="the pod to run")
         # The app records its Events from a child process, off the GIL of the status writes.
         senders = _children(proc.pid)
         assert senders, "no event sender process"
-        wait_for(lambda: any(e["reason"] == "ProviderCreateSuccess" and e["involvedObject"]["name"] == "web"
-                             for e in kube.events()), 10, "the ProviderCreateSuccess event")
+        eventually(lambda: any(e["reason"] == "ProviderCreateSuccess" and e["involvedObject"]["name"] == "web"
+                             for e in kube.events()), 30, what="the ProviderCreateSuccess event")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -129,7 +136,7 @@ def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackA
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err
-    wait_for(lambda: all(_state(pid) in ("gone", "Z") for pid in senders), 5, "the event sender to exit")
+    eventually(lambda: all(_state(pid) in ("gone", "Z") for pid in senders), 15, what="the event sender to exit")
     ready_cond: dict[str, Any] = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
     assert ready_cond["status"] == "False"
     assert "Traceback" not in err
@@ -154,6 +161,7 @@ def _children(pid: int) -> list[int]:
             and f[0] != "Z"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("provider", ["mock", "process"])
 def test_help_and_validation_do_not_import_the_client(provider: str) -> None:
     probe = ("import sys, io; from examples.virtual_kubelet.__main__ import new_command; "

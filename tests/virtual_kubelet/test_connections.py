@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from componentbase.testing import eventually
 from examples.virtual_kubelet.providers.mock import MockProvider
-from tests.virtual_kubelet.conftest import Kube, new_provider, wait_for
+from tests.virtual_kubelet.conftest import Kube, new_provider
+
+pytestmark = pytest.mark.integration
 
 PODS = 40
 
@@ -20,9 +25,9 @@ def test_status_writes_and_deletes_reuse_connections(kube: Kube, run_node: Any) 
     before = opened(kube.api)
     for i in range(PODS):
         kube.create_pod(f"p{i}", [{"name": "c", "image": "nginx"}])
-    wait_for(lambda: all(kube.phase(f"p{i}") == "Running" for i in range(PODS)), 20, "every pod to run")
+    eventually(lambda: all(kube.phase(f"p{i}") == "Running" for i in range(PODS)), 20, what="every pod to run")
     for i in range(PODS):  # read, so that this test's own calls leave their connections in the pool
         kube.core.delete_namespaced_pod(f"p{i}", "default", body={}, _preload_content=False).read()
-    wait_for(lambda: all(kube.pod(f"p{i}") is None for i in range(PODS)), 20, "every pod to be deleted")
+    eventually(lambda: all(kube.pod(f"p{i}") is None for i in range(PODS)), 20, what="every pod to be deleted")
     # One status write, one event and one delete per pod: a connection per call would be 120 or more.
     assert opened(kube.api) - before < PODS // 2

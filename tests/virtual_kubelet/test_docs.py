@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from componentbase.testing import LoopbackAPIServer
-from tests.virtual_kubelet.conftest import Command, Kube, free_ports, ready, wait_for
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.virtual_kubelet.conftest import Command, Kube, free_ports, ready
+
+pytestmark = pytest.mark.process
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "virtual-kubelet.md"
 
@@ -25,9 +27,9 @@ def test_the_documented_provider_runs_pods(apiserver: LoopbackAPIServer, kube: K
     command = Command(["--provider=echo", f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk",
                        f"--listen-port={port}", "--metrics-addr="], plugins=[module])
     try:
-        wait_for(lambda: ready(kube.node()) or command.code, 20, "the node to be Ready")
+        eventually(lambda: ready(kube.node()) or command.code, 20, what="the node to be Ready")
         assert kube.node()["status"]["capacity"] == {"cpu": "4", "memory": "8Gi", "pods": "10"}
         kube.create_pod("a", [{"name": "c", "image": "x"}])
-        wait_for(lambda: kube.phase("a") == "Running", what="the pod to run")
+        eventually(lambda: kube.phase("a") == "Running", what="the pod to run")
     finally:
         assert command.stop() == 0, command.err.getvalue()

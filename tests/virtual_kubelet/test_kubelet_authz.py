@@ -6,6 +6,8 @@ import pytest
 
 from examples.virtual_kubelet.kubeletapi import request_attributes
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("method", "path", "verb", "subresource"), [
     ("GET", "/containerLogs/default/web/c", "get", "proxy"),

@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 import componentbase
+from componentbase.testing import eventually
 from examples.virtual_kubelet.providers.mock import MockConfig, MockProvider
-from tests.virtual_kubelet.conftest import Kube, new_provider, ready, wait_for
+from tests.virtual_kubelet.conftest import Kube, new_provider, ready
+
+pytestmark = pytest.mark.integration
 
 
 def test_node_registers_ready_with_labels_taint_capacity_and_kubelet_endpoint(kube: Kube, run_node: Any) -> None:
     run_node(new_provider(MockProvider), listen_port=10333)
-    node = wait_for(lambda: ready(kube.node()) and kube.node(), what="a Ready node")
+    node = eventually(lambda: ready(kube.node()) and kube.node(), what="a Ready node")
     labels = node["metadata"]["labels"]
     assert {k: labels[k] for k in ("type", "kubernetes.io/role", "kubernetes.io/os", "kubernetes.io/hostname")} == {
         "type": "virtual-kubelet", "kubernetes.io/role": "agent", "kubernetes.io/os": "linux",
@@ -33,21 +38,21 @@ def test_node_registers_ready_with_labels_taint_capacity_and_kubelet_endpoint(ku
 def test_capacity_from_provider_config_and_no_taint_when_disabled(kube: Kube, run_node: Any) -> None:
     config = MockConfig(cpu="3", memory="1Gi", pods="7", others={"nvidia.com/gpu": "2"})
     run_node(new_provider(MockProvider, config=config), taint_key=None)
-    node = wait_for(kube.node, what="the node")
+    node = eventually(kube.node, what="the node")
     assert node["status"]["capacity"] == {"cpu": "3", "memory": "1Gi", "pods": "7", "nvidia.com/gpu": "2"}
     assert not node["spec"].get("taints")
 
 
 def test_lease_is_owned_by_the_node_and_renewed(kube: Kube, run_node: Any) -> None:
     running = run_node(new_provider(MockProvider))
-    lease = wait_for(kube.lease, what="the node lease")
+    lease = eventually(kube.lease, what="the node lease")
     node = kube.node()
     assert lease["spec"]["holderIdentity"] == "vk"
     assert lease["spec"]["leaseDurationSeconds"] == 1
     assert lease["metadata"]["ownerReferences"] == [
         {"apiVersion": "v1", "kind": "Node", "name": "vk", "uid": node["metadata"]["uid"]}]
     first = lease["spec"]["renewTime"]
-    wait_for(lambda: kube.lease()["spec"]["renewTime"] != first, 5, "the lease to be renewed")
+    eventually(lambda: kube.lease()["spec"]["renewTime"] != first, 5, what="the lease to be renewed")
     assert running.node.node_controller.lease.renewals >= 2
 
 
@@ -63,9 +68,9 @@ def test_failing_ping_stops_heartbeats_until_the_provider_recovers(kube: Kube, r
     provider = new_provider(Flaky)
     running = run_node(provider)
     nc = running.node.node_controller
-    wait_for(lambda: nc.lease.renewals >= 2, what="lease renewals")
+    eventually(lambda: nc.lease.renewals >= 2, what="lease renewals")
     provider.impl.healthy = False  # type: ignore[attr-defined]
-    wait_for(lambda: nc.ping.error(running.stop_event) is not None, what="the ping to fail")
+    eventually(lambda: nc.ping.error(running.stop_event) is not None, what="the ping to fail")
     renewals, updates = nc.lease.renewals, nc.status_updates
     stale = kube.lease()["spec"]["renewTime"]
     import time
@@ -74,7 +79,7 @@ def test_failing_ping_stops_heartbeats_until_the_provider_recovers(kube: Kube, r
     assert (nc.lease.renewals, nc.status_updates) == (renewals, updates)
     assert kube.lease()["spec"]["renewTime"] == stale
     provider.impl.healthy = True  # type: ignore[attr-defined]
-    wait_for(lambda: kube.lease()["spec"]["renewTime"] != stale, what="heartbeats to resume")
+    eventually(lambda: kube.lease()["spec"]["renewTime"] != stale, what="heartbeats to resume")
 
 
 def test_takes_over_an_existing_node_keeping_what_others_put_there(kube: Kube, run_node: Any) -> None:
@@ -85,7 +90,7 @@ def test_takes_over_an_existing_node_keeping_what_others_put_there(kube: Kube, r
         _preload_content=False)
     uid = kube.node()["metadata"]["uid"]
     run_node(new_provider(MockProvider))
-    node = wait_for(lambda: ready(kube.node()) and kube.node(), what="a Ready node")
+    node = eventually(lambda: ready(kube.node()) and kube.node(), what="a Ready node")
     assert node["metadata"]["uid"] == uid
     assert node["metadata"]["labels"]["team"] == "infra"
     assert node["metadata"]["labels"]["type"] == "virtual-kubelet"
@@ -96,7 +101,7 @@ def test_takes_over_an_existing_node_keeping_what_others_put_there(kube: Kube, r
 
 def test_clean_stop_marks_the_node_not_ready(kube: Kube, run_node: Any) -> None:
     running = run_node(new_provider(MockProvider))
-    wait_for(lambda: ready(kube.node()), what="a Ready node")
+    eventually(lambda: ready(kube.node()), what="a Ready node")
     running.stop()
     ready_cond = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
     assert (ready_cond["status"], ready_cond["reason"]) == ("False", "KubeletNotReady")
@@ -104,9 +109,9 @@ def test_clean_stop_marks_the_node_not_ready(kube: Kube, run_node: Any) -> None:
 
 def test_node_deleted_while_running_is_registered_again(kube: Kube, run_node: Any) -> None:
     run_node(new_provider(MockProvider))
-    old = wait_for(kube.node, what="the node")["metadata"]["uid"]
+    old = eventually(kube.node, what="the node")["metadata"]["uid"]
     kube.core.delete_node("vk", _preload_content=False)
-    node = wait_for(lambda: (n := kube.node()) is not None and n["metadata"]["uid"] != old and n, 5,
-                    "the node to be registered again")
+    node = eventually(lambda: (n := kube.node()) is not None and n["metadata"]["uid"] != old and n, 5,
+                    what="the node to be registered again")
     assert node["spec"]["taints"][0]["key"] == "virtual-kubelet.io/provider"
     assert json.dumps(node).count("KubeletReady") == 1

@@ -7,10 +7,13 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 import componentbase
+from componentbase.testing import eventually
 from examples.virtual_kubelet.provider_types import PodNotFound
 from examples.virtual_kubelet.providers.mock import MockProvider
-from tests.virtual_kubelet.conftest import Kube, new_provider, wait_for
+from tests.virtual_kubelet.conftest import Kube, new_provider
 
 CONTAINER = [{"name": "c", "image": "nginx"}]
 
@@ -34,10 +37,11 @@ class Counting(MockProvider):
         super().delete_pod(pod)
 
 
+@pytest.mark.integration
 def test_bound_pod_becomes_running_with_container_statuses(kube: Kube, run_node: Any) -> None:
     run_node(new_provider(MockProvider))
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
     status = kube.pod("web")["status"]
     assert status["podIP"] == "5.6.7.8" and status["startTime"]
     (cs,) = status["containerStatuses"]
@@ -45,37 +49,41 @@ def test_bound_pod_becomes_running_with_container_statuses(kube: Kube, run_node:
     assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "True"
 
 
+@pytest.mark.integration
 def test_pods_of_other_nodes_are_left_alone(kube: Kube, run_node: Any) -> None:
     provider = new_provider(Counting)
     run_node(provider)
     kube.create_pod("elsewhere", CONTAINER, node="other-node")
     kube.create_pod("here", CONTAINER)
-    wait_for(lambda: kube.phase("here") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("here") == "Running", what="the pod to run")
     assert kube.phase("elsewhere") == "Pending" and provider.impl.creates == 1  # type: ignore[attr-defined]
 
 
+@pytest.mark.integration
 def test_status_is_written_only_when_it_changes(kube: Kube, run_node: Any) -> None:
     run_node(new_provider(MockProvider), resync_period=0.1)
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
     rv = kube.pod("web")["metadata"]["resourceVersion"]
     time.sleep(0.5)  # several informer resyncs and provider polls
     assert kube.pod("web")["metadata"]["resourceVersion"] == rv
 
 
+@pytest.mark.integration
 def test_deleting_a_pod_deletes_it_in_the_provider_then_from_the_api(kube: Kube, run_node: Any) -> None:
     provider = new_provider(Counting)
     run_node(provider)
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
     kube.delete_pod("web")  # graceful: the API only marks it; the node finishes it
-    wait_for(lambda: kube.pod("web") is None, what="the pod to be removed")
+    eventually(lambda: kube.pod("web") is None, what="the pod to be removed")
     assert provider.impl.deletes == 1 and provider.get_pods() == []  # type: ignore[attr-defined]
     # Events are sent in the background: wait for them rather than race their sender.
     wanted = {"ProviderCreateSuccess", "ProviderDeleteSuccess"}
-    wait_for(lambda: wanted <= {e["reason"] for e in kube.events()}, what="the provider's events")
+    eventually(lambda: wanted <= {e["reason"] for e in kube.events()}, what="the provider's events")
 
 
+@pytest.mark.integration
 def test_a_failing_provider_is_retried_with_backoff_and_reported(kube: Kube, run_node: Any) -> None:
     class Crashing(MockProvider):
         failures_left = 3
@@ -94,13 +102,13 @@ def test_a_failing_provider_is_retried_with_backoff_and_reported(kube: Kube, run
 
     provider = new_provider(Crashing)
     seen: list[dict[str, Any]] = []
-    watcher = threading.Thread(target=lambda: seen.append(wait_for(
+    watcher = threading.Thread(target=lambda: seen.append(eventually(
         lambda: (kube.pod("web") or {}).get("status", {}).get("reason") == "ProviderFailed" and kube.pod("web"),
         what="the ProviderFailed status")), daemon=True)
     run_node(provider)
     kube.create_pod("web", CONTAINER)
     watcher.start()
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run after retries")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run after retries")
     watcher.join(5)
     (failed,) = seen
     assert failed["status"]["phase"] == "Pending" and failed["status"]["message"] == "backend exploded"
@@ -108,12 +116,13 @@ def test_a_failing_provider_is_retried_with_backoff_and_reported(kube: Kube, run
     attempts = provider.impl.attempts  # type: ignore[attr-defined]
     gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert len(attempts) == 4 and gaps[2] > gaps[0]  # backing off
-    failed_events = wait_for(lambda: [e for e in kube.events() if e["reason"] == "ProviderCreateFailed"],
+    failed_events = eventually(lambda: [e for e in kube.events() if e["reason"] == "ProviderCreateFailed"],
                              what="the ProviderCreateFailed event")
     assert failed_events[0]["message"] == "backend exploded"
     assert failed_events[0]["type"] == "Warning"
 
 
+@pytest.mark.integration
 def test_a_failing_provider_fails_a_pod_that_never_restarts(kube: Kube, run_node: Any) -> None:
     class Broken(MockProvider):
         @componentbase.hookimpl
@@ -122,46 +131,50 @@ def test_a_failing_provider_fails_a_pod_that_never_restarts(kube: Kube, run_node
 
     run_node(new_provider(Broken))
     kube.create_pod("job", CONTAINER, restartPolicy="Never")
-    wait_for(lambda: kube.phase("job") == "Failed", what="the pod to fail")
+    eventually(lambda: kube.phase("job") == "Failed", what="the pod to fail")
     assert kube.pod("job")["status"]["reason"] == "ProviderFailed"
 
 
+@pytest.mark.integration
 def test_a_restarted_node_adopts_the_pods_its_provider_runs(kube: Kube, run_node: Any) -> None:
     provider = new_provider(Counting)
     first = run_node(provider)
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
     first.stop()
     kube.create_pod("late", CONTAINER)  # bound while the node was down
     run_node(provider)
-    wait_for(lambda: kube.phase("late") == "Running", what="the late pod to run")
+    eventually(lambda: kube.phase("late") == "Running", what="the late pod to run")
     assert provider.impl.creates == 2  # type: ignore[attr-defined]  # web was adopted, not created again
     assert kube.phase("web") == "Running"
 
 
+@pytest.mark.integration
 def test_pods_deleted_while_the_node_was_down_are_deleted_in_the_provider(kube: Kube, run_node: Any) -> None:
     provider = new_provider(Counting)
     first = run_node(provider)
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
     first.stop()
     kube.delete_pod("web", grace=0)
     run_node(provider)
-    wait_for(lambda: provider.get_pods() == [], what="the leaked pod to be deleted in the provider")
+    eventually(lambda: provider.get_pods() == [], what="the leaked pod to be deleted in the provider")
 
 
+@pytest.mark.integration
 def test_a_pod_the_provider_lost_is_failed(kube: Kube, run_node: Any) -> None:
     provider = new_provider(MockProvider)
     run_node(provider)
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
     provider.impl._pods.clear()  # type: ignore[attr-defined]  # the backend forgot it
-    wait_for(lambda: kube.phase("web") == "Failed", what="the lost pod to fail")
+    eventually(lambda: kube.phase("web") == "Failed", what="the lost pod to fail")
     status = kube.pod("web")["status"]
     assert status["reason"] == "NotFound"
     assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == -137
 
 
+@pytest.mark.integration
 def test_a_provider_without_notify_is_polled(kube: Kube, run_node: Any) -> None:
     class Polled(MockProvider):
         notify_pods = None  # type: ignore[assignment]  # not a hook implementation any more
@@ -170,9 +183,10 @@ def test_a_provider_without_notify_is_polled(kube: Kube, run_node: Any) -> None:
     assert not provider.implements("notify_pods")
     run_node(provider)
     kube.create_pod("web", CONTAINER)
-    wait_for(lambda: kube.phase("web") == "Running", what="the polled status to be written")
+    eventually(lambda: kube.phase("web") == "Running", what="the polled status to be written")
 
 
+@pytest.mark.unit
 def test_the_mock_says_which_pod_it_does_not_know() -> None:
     provider = new_provider(MockProvider)
     try:
@@ -183,6 +197,7 @@ def test_the_mock_says_which_pod_it_does_not_know() -> None:
         raise AssertionError("expected PodNotFound")
 
 
+@pytest.mark.process
 def test_a_restarted_node_keeps_the_processes_it_adopts(kube: Kube, run_node: Any, tmp_path: Any) -> None:
     from examples.virtual_kubelet.providers.process.config import ProcessConfig
     from examples.virtual_kubelet.providers.process.provider import ProcessProvider
@@ -190,11 +205,11 @@ def test_a_restarted_node_keeps_the_processes_it_adopts(kube: Kube, run_node: An
     provider = new_provider(ProcessProvider, "process", ProcessConfig(root=str(tmp_path)))
     first = run_node(provider)
     kube.create_pod("sleeper", [{"name": "c", "image": "-", "command": ["sleep", "30"]}])
-    wait_for(lambda: kube.phase("sleeper") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("sleeper") == "Running", what="the pod to run")
     (pid,) = provider.impl.pids("default", "sleeper").values()  # type: ignore[attr-defined]
     first.stop()
     run_node(provider)
-    wait_for(lambda: provider.implements("get_pods") and kube.phase("sleeper") == "Running", what="adoption")
+    eventually(lambda: provider.implements("get_pods") and kube.phase("sleeper") == "Running", what="adoption")
     time.sleep(0.3)  # the sync of the adopted pod has run
     assert provider.impl.pids("default", "sleeper") == {"c": pid}  # type: ignore[attr-defined]
     assert len(provider.get_pods()) == 1

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from componentbase.serving import generate_self_signed
-from componentbase.testing import LoopbackAPIServer
-from tests.virtual_kubelet.conftest import ADMIN, NOBODY, PATHS, VIEWER, Command, Kube, free_ports, ready, wait_for
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.virtual_kubelet.conftest import ADMIN, NOBODY, PATHS, VIEWER, Command, Kube, free_ports, ready
+
+pytestmark = pytest.mark.process
 
 
 class VK:
@@ -82,7 +84,7 @@ def vk(apiserver: LoopbackAPIServer, tmp_path: Path, monkeypatch: pytest.MonkeyP
     handle = VK(command, port, metrics_port, str(tmp_path / "vk.crt"))
     api = apiserver.api_client()
     try:
-        wait_for(lambda: ready(Kube(api).node()) or command.code, 20, "the node to be Ready")
+        eventually(lambda: ready(Kube(api).node()) or command.code, 20, what="the node to be Ready")
         assert not command.code, command.err.getvalue()
         yield handle
     finally:
@@ -99,7 +101,7 @@ def container(command: list[str], **extra: Any) -> list[dict[str, Any]]:
 
 
 def pid_of(kube: Kube, pod: str) -> int:
-    cid = wait_for(lambda: ((kube.pod(pod) or {}).get("status", {}).get("containerStatuses") or [{}])[0]
+    cid = eventually(lambda: ((kube.pod(pod) or {}).get("status", {}).get("containerStatuses") or [{}])[0]
                    .get("containerID"), what="a container id")
     return int(cid.removeprefix("process://"))
 
@@ -130,7 +132,7 @@ def test_a_pod_runs_to_success_with_env_from_configmaps_and_secrets_and_its_logs
            "flush=True); print('to stderr', file=sys.stderr)"
     kube.create_pod("job", container(py(code), env=env, envFrom=[{"secretRef": {"name": "creds"}}]),
                     restartPolicy="Never")
-    wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
+    eventually(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
     apiserver.faults.clear()
     (cs,) = kube.pod("job")["status"]["containerStatuses"]
     assert cs["state"]["terminated"]["exitCode"] == 0 and cs["state"]["terminated"]["reason"] == "Completed"
@@ -147,7 +149,7 @@ def test_a_pod_whose_configmap_is_missing_fails_and_one_that_cannot_be_read_wait
         vk: VK, kube: Kube, apiserver: LoopbackAPIServer) -> None:
     ref = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "missing", "key": "x"}}}
     kube.create_pod("nocm", container(py("pass"), env=[ref]), restartPolicy="Never")
-    wait_for(lambda: kube.phase("nocm") == "Failed", what="the pod to fail")
+    eventually(lambda: kube.phase("nocm") == "Failed", what="the pod to fail")
     status = kube.pod("nocm")["status"]
     assert status["reason"] == "ProviderFailed" and status["message"] == 'configmap "default/missing" not found'
 
@@ -155,20 +157,20 @@ def test_a_pod_whose_configmap_is_missing_fails_and_one_that_cannot_be_read_wait
     late = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "late", "key": "x"}}}
     apiserver.faults.set(error_rate=1.0, error_code=500, resources=["configmaps"], verbs=["get"])
     kube.create_pod("waits", container(py("pass"), env=[late]), restartPolicy="Never")
-    [event] = wait_for(lambda: [e for e in kube.events() if e["involvedObject"]["name"] == "waits"
+    [event] = eventually(lambda: [e for e in kube.events() if e["involvedObject"]["name"] == "waits"
                                 and e["reason"] == "ProviderCreateFailed"], what="a ProviderCreateFailed event")
     assert event["message"].startswith('reading configmap "default/late": 500') and "\n" not in event["message"]
     assert kube.phase("waits") == "Pending"
     kube.core.create_namespaced_config_map("default", {"metadata": {"name": "late"}, "data": {"x": "1"}},
                                            _preload_content=False)
     apiserver.faults.clear()
-    wait_for(lambda: kube.phase("waits") == "Succeeded", what="the pod to succeed once its ConfigMap is read")
+    eventually(lambda: kube.phase("waits") == "Succeeded", what="the pod to succeed once its ConfigMap is read")
 
 
 def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: Kube,
                                                                    apiserver: LoopbackAPIServer) -> None:
     kube.create_pod("job", container(py("print('x')")), restartPolicy="Never")
-    wait_for(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
+    eventually(lambda: kube.phase("job") == "Succeeded", what="the pod to succeed")
     apiserver.faults.set(error_rate=1.0, resources=["subjectaccessreviews"])
     assert vk.get("/containerLogs/default/job/c", token=VIEWER) == \
         (500, b"Authorization error (user=viewer, verb=get, resource=nodes, subresource=proxy)\n")
@@ -193,7 +195,7 @@ def test_the_kubelet_api_needs_a_caller_the_api_server_authorizes(vk: VK, kube: 
 def test_follow_streams_the_log_as_it_is_written(vk: VK, kube: Kube) -> None:
     kube.create_pod("ticker", container(py("import time; print('one', flush=True); time.sleep(1.0); print('two')")),
                     restartPolicy="Never")
-    wait_for(lambda: kube.phase("ticker") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("ticker") == "Running", what="the pod to run")
     req = urllib.request.Request(f"https://127.0.0.1:{vk.port}/containerLogs/default/ticker/c?follow=true",
                                  headers={"Authorization": f"Bearer {ADMIN}"})
     with urllib.request.urlopen(req, context=vk.context, timeout=10) as resp:
@@ -207,20 +209,20 @@ def test_deleting_a_pod_kills_its_process_within_the_grace_period(vk: VK, kube: 
     stubborn = "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); " \
                "time.sleep(60)"
     kube.create_pod("stubborn", container(py(stubborn)), terminationGracePeriodSeconds=1)
-    wait_for(lambda: kube.phase("stubborn") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("stubborn") == "Running", what="the pod to run")
     pid = pid_of(kube, "stubborn")
-    wait_for(lambda: vk.get("/containerLogs/default/stubborn/c")[1] == b"up\n", what="SIGTERM to be ignored")
+    eventually(lambda: vk.get("/containerLogs/default/stubborn/c")[1] == b"up\n", what="SIGTERM to be ignored")
     assert not gone(pid)
     started = time.monotonic()
     kube.delete_pod("stubborn")
-    wait_for(lambda: kube.pod("stubborn") is None, 10, "the pod to be removed")
+    eventually(lambda: kube.pod("stubborn") is None, 10, what="the pod to be removed")
     assert gone(pid), "the process outlived its pod"
     assert 0.9 < time.monotonic() - started < 6  # SIGTERM ignored: SIGKILL after the 1s grace
 
 
 def test_exec_over_websocket_returns_output_and_exit_status(vk: VK, kube: Kube) -> None:
     kube.create_pod("shell", container(["sleep", "30"], env=[{"name": "FOO", "value": "bar"}]))
-    wait_for(lambda: kube.phase("shell") == "Running", what="the pod to run")
+    eventually(lambda: kube.phase("shell") == "Running", what="the pod to run")
     out, err, status = vk.exec("shell", ["sh", "-c", "echo $FOO; cat; echo bad >&2; exit 3"], stdin=b"typed\n")
     assert (out, err) == (b"bar\ntyped\n", b"bad\n")
     assert status["status"] == "Failure" and status["reason"] == "NonZeroExitCode"
@@ -235,13 +237,13 @@ def test_restart_policies_and_previous_logs(vk: VK, kube: Kube) -> None:
     kube.create_pod("flaky", container(py("print('attempt'); raise SystemExit(1)")), restartPolicy="OnFailure")
     kube.create_pod("once", container(py("raise SystemExit(3)")), restartPolicy="Never")
     kube.create_pod("imageonly", [{"name": "c", "image": "nginx"}])
-    status = wait_for(lambda: ((kube.pod("flaky") or {}).get("status", {}).get("containerStatuses") or [{}])[0]
+    status = eventually(lambda: ((kube.pod("flaky") or {}).get("status", {}).get("containerStatuses") or [{}])[0]
                       .get("restartCount", 0) >= 2 and kube.pod("flaky")["status"], what="restarts")
     assert status["phase"] == "Running"
     assert status["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 1
     assert vk.get("/containerLogs/default/flaky/c?previous=true") == (200, b"attempt\n")
-    wait_for(lambda: kube.phase("once") == "Failed", what="the Never pod to fail")
+    eventually(lambda: kube.phase("once") == "Failed", what="the Never pod to fail")
     assert kube.pod("once")["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
-    wait_for(lambda: kube.phase("imageonly") == "Failed", what="the pod without a command to fail")
+    eventually(lambda: kube.phase("imageonly") == "Failed", what="the pod without a command to fail")
     assert kube.pod("imageonly")["status"]["reason"] == "NoCommand"
     assert "has no command" in kube.pod("imageonly")["status"]["message"]
