@@ -21,9 +21,10 @@ pytestmark = pytest.mark.integration
 
 
 def _election(**kw: Any) -> LeaderElectionConfiguration:
+    """Short enough for a test, long enough that a loaded 2-core machine does not lose a lease by itself."""
     return LeaderElectionConfiguration(leader_elect=True, resource_name="mgr-test", resource_namespace="default",
-                                       lease_duration=Duration("1s"), renew_deadline=Duration("600ms"),
-                                       retry_period=Duration("100ms"), **kw)
+                                       lease_duration=Duration("2s"), renew_deadline=Duration("1500ms"),
+                                       retry_period=Duration("200ms"), **kw)
 
 
 def _start(mgr: Manager) -> tuple[threading.Event, threading.Thread, list[int]]:
@@ -108,7 +109,7 @@ def test_a_deposed_leader_still_working_sends_no_write_after_its_successor_took_
         return run
 
     a = Manager(api, leader_election=_election(), identity="a")
-    a.add(writer("a", a, busy_for=4.0))
+    a.add(writer("a", a, busy_for=6.0))
     stop_a, thread_a, code_a = _start(a)
     eventually(lambda: accepted["a"], what="the first leader's writes")
     b = Manager(api, leader_election=_election(), identity="b")
