@@ -13,6 +13,7 @@ Run from the repository root: ``python benchmarks/scheduler_failover.py [--round
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import signal
 import statistics
@@ -83,8 +84,8 @@ def main() -> int:
             for i in range(args.rounds):
                 standby = Replica(config)
                 replicas.append(standby)
-                _until(lambda: standby.says("attempting to acquire leader lease"), 60, "a campaigning standby",
-                       0.05)
+                campaigning = functools.partial(standby.says, "attempting to acquire leader lease")
+                _until(campaigning, 60, "a campaigning standby", 0.05)
                 time.sleep(RP * 3)  # let the standby see the current record, as a long-running one would have
                 leader = next(r for r in replicas if r.p.poll() is None and r.says("successfully acquired lease"))
                 killed = time.monotonic()
