@@ -49,9 +49,13 @@ def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threadi
     server = None
     if config.secure_serving is not None:
         watchdog = HealthzAdaptor(_WATCHDOG_TIMEOUT) if leading else None
+        if watchdog is not None:
+            # Served with the config's checks; a work that elects by itself (a Manager) finds it there and
+            # attaches its own elector to it.
+            config.healthz_checks = [*config.healthz_checks, watchdog]
         info = config.secure_serving
         try:
-            server = start_serving(config, stop, [watchdog] if watchdog is not None else [])
+            server = start_serving(config, stop)
         except OSError as err:
             log.error("failed to listen on %s:%d: %s", info.bind_address, info.port, err.strerror or err)
             return 1

@@ -21,7 +21,7 @@ from componentbase.controller._controller import Controller
 from componentbase.controller._types import Reconciler
 from componentbase.controller._writes import WriteTracker
 from componentbase.informers import InformerFactory, SharedInformer, deleted_object
-from componentbase.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector
+from componentbase.leaderelection import HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaderElector
 
 __all__ = ["Manager", "Runnable"]
 
@@ -86,7 +86,7 @@ class Manager:
                  lease_client: Any = None, metrics: Any = None, namespace: str | None = None,
                  resync: float = 0.0, sync_timeout: float = 120.0, on_lost: str = "exit",
                  identity: str | None = None, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                 inactivity_timeout: float | None = 180.0) -> None:
+                 inactivity_timeout: float | None = 180.0, watchdog: HealthzAdaptor | None = None) -> None:
         if on_lost not in ("exit", "standby"):
             raise ValueError(f'on_lost must be "exit" or "standby", not {on_lost!r}')
         self.api_client = api_client
@@ -99,6 +99,8 @@ class Manager:
         self.sync_timeout = sync_timeout
         self.on_lost = on_lost
         self.identity = identity
+        #: The ``/healthz`` leader-election check: fails once this replica leads past its lease's expiry.
+        self.watchdog = watchdog
         self.fence = Fence()
         #: The client leader-only work writes with: fenced when this component elects a leader.
         self.client = api_client
@@ -118,8 +120,13 @@ class Manager:
 
     @classmethod
     def from_config(cls, completed: Any, **kw: Any) -> Manager:
-        """The manager of a component's ``CompletedConfig`` (its client, leader election and metrics)."""
+        """The manager of a component's ``CompletedConfig`` (its client, leader election and metrics).
+
+        A ``HealthzAdaptor`` among the config's health checks (``run_component`` puts one there) watches
+        this manager's elector.
+        """
         config = completed.config
+        kw.setdefault("watchdog", next((c for c in config.healthz_checks if isinstance(c, HealthzAdaptor)), None))
         return cls(config.client, leader_election=config.leader_election,
                    lease_client=config.leader_election_client, metrics=config.metrics, **kw)
 
@@ -215,7 +222,7 @@ class Manager:
             observer = self.metrics.leader_status if self.metrics is not None else None
             config = LeaderElectionConfig.from_configuration(
                 self.leader_election, self.lease_client or self.api_client, callbacks, identity=self.identity,
-                release_on_cancel=True, status_observer=observer)
+                release_on_cancel=True, status_observer=observer, watchdog=self.watchdog)
             elector = LeaderElector(config)
             self.fence.close_after(elector.leading_until)
             thread = elector.run_in_thread()

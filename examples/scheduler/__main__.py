@@ -37,7 +37,9 @@ def run(options: SchedulerOptions, completed: componentbase.CompletedConfig[Any]
 def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:
     """The scheduler's command; ``plugins`` are scheduler plugins a program adds to the default ones."""
     options = SchedulerOptions()
-    command = componentbase.Command("kube-scheduler", options, functools.partial(run, options), long=LONG,
+    work = functools.partial(run, options)
+    work.elects_leader = True  # type: ignore[attr-defined]  # its Manager elects: run_component must not
+    command = componentbase.Command("kube-scheduler", options, work, long=LONG,
                                     plugins=[*DEFAULT_PLUGINS, *plugins], hookspecs=[SchedulerHooks],
                                     entry_point_group=ENTRY_POINT_GROUP)
     command.plugins.register(ProfileValidator(command.plugins))

@@ -7,6 +7,10 @@ calls overlap. A failed binding is undone (unreserve, forget the assumed pod) an
 queue with backoff; the informer seeing the pod bound confirms the assumption. A pod no node fits gets a
 ``FailedScheduling`` event, its ``PodScheduled`` condition set to False (only when that changes), and waits
 for a cluster event that may help it.
+
+It runs on a ``componentbase.controller.Manager``: informers from its cache on every replica, the loop and
+the binding pool while leading, writes through its fenced client; a lost lease drops the queued bindings and
+the process exits 1, as kube-scheduler does.
 """
 
 from __future__ import annotations
@@ -15,16 +19,15 @@ import logging
 import random
 import socket
 import threading
-import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
 from componentbase import (
     events,
-    informers,
     workqueue,
 )
 from componentbase.client import is_conflict
+from componentbase.controller import Manager
 from examples.scheduler import config, profiles
 from examples.scheduler import queue as q
 from examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
@@ -44,17 +47,26 @@ SCHEDULER_ERROR = "SchedulerError"
 EVENT_MESSAGE_LIMIT = 1024
 #: How often pods parked unschedulable for too long are retried anyway (kube's 30 s).
 LEFTOVER_FLUSH_PERIOD = 30.0
+#: How long a stopping leader waits for bindings already sent (those not sent yet are dropped at once).
+BINDING_GRACE = 1.0
 
 
 class Scheduler:
-    """kube-scheduler's ``Scheduler`` over one ``ApiClient``: build it, then ``run(stop)``."""
+    """kube-scheduler's ``Scheduler`` on a ``componentbase.controller.Manager``: build it, then ``run(stop)``.
 
-    def __init__(self, api_client: Any, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
+    The manager's cache feeds the snapshot and the queue on every replica (a standby keeps them current, so
+    it schedules at once when it leads); the scheduling loop, its binding pool and the leftover flush are
+    leader-only runnables. Bindings and status patches go through ``mgr.client``, which refuses them once
+    this replica may no longer lead; what is queued then is dropped, not sent.
+    """
+
+    def __init__(self, mgr: Manager, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
                  rng: random.Random | None = None, hostname: str | None = None,
                  event_sink: Literal["thread", "process"] = "thread") -> None:
         self.cfg = cfg
+        self.mgr = mgr
         self.snapshot = Snapshot()
-        self.binder = APIBinder(api_client)
+        self.binder = APIBinder(mgr.client)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(
             cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
@@ -62,53 +74,42 @@ class Scheduler:
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
-        self.factory = informers.InformerFactory(api_client)
-        self.pods = self.factory.pods()
-        self.nodes = self.factory.nodes()
+        self.pods = mgr.cache.pods()
+        self.nodes = mgr.cache.nodes()
         SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
-        self.broadcaster = events.EventBroadcaster(api_client, sink=event_sink)
+        # Events are not fenced: a child process sends them, and only the leader's work records any.
+        self.broadcaster = events.EventBroadcaster(mgr.api_client, sink=event_sink)
         host = socket.gethostname() if hostname is None else hostname
         self.recorders = {name: self.broadcaster.new_recorder(name, host) for name in self.frameworks}
         self._workers: workqueue.TaskPool | None = None
+        self._work_stop = threading.Event()  # the leader's work was told to stop: drop what is queued
+        mgr.add(self._schedule_loop, needs_leader=True)
+        mgr.add(self._flush_leftovers, needs_leader=True)
 
     # --- running -------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> int:
-        """Sync the caches, then schedule until ``stop``; drains bindings in flight before returning."""
-        halt = threading.Event()  # the informers' stop: set once the loop is over, whatever ended it
+        """Run the manager until ``stop`` (0) or a lost lease (1); the event sender starts first, so its
+        child process imports its client while the caches sync."""
         self.broadcaster.start()
-        self.factory.start(halt)
         try:
-            if not self._wait_for_sync(stop):
-                return 0
-            log.info("Caches synced: %d nodes, scheduling for %s", len(self.snapshot),
-                     ", ".join(sorted(self.frameworks)))
-            self._workers = workqueue.TaskPool(self.cfg.parallelism, "binder")
-            flusher = threading.Thread(target=self._flush_leftovers, args=(stop,), name="unschedulable-flush",
-                                       daemon=True)
-            flusher.start()
-            while not stop.is_set():
-                self.schedule_one()  # returns at once when the stop closes the queue
-            return 0
+            return self.mgr.run(stop)
         finally:
-            self.queue.close()
-            if self._workers is not None and not self._workers.close(10.0):
-                log.warning("bindings still in flight after 10s; leaving them")
-            halt.set()
             self.broadcaster.shutdown(5.0)
 
-    def _wait_for_sync(self, stop: threading.Event) -> bool:
-        """Wait for the pod and node caches (forever, as kube does, but saying what is missing)."""
-        started = time.monotonic()
-        warned = started
-        while not stop.is_set():
-            if self.factory.wait_for_cache_sync(timeout=1.0):
-                return True
-            if time.monotonic() - warned >= 10.0:
-                warned = time.monotonic()
-                missing = ", ".join(repr(i) for i in self.factory.unsynced())
-                log.warning("still waiting for caches to sync after %.0fs: %s", warned - started, missing)
-        return False
+    def _schedule_loop(self, stop: threading.Event) -> None:
+        """The leader's scheduling loop and its binding pool; on stop, queued bindings are dropped."""
+        log.info("Caches synced: %d nodes, scheduling for %s", len(self.snapshot), ", ".join(sorted(self.frameworks)))
+        self._work_stop = stop
+        self._workers = workqueue.TaskPool(self.cfg.parallelism, "binder")
+        try:
+            while not stop.is_set():
+                self.schedule_one()  # returns at once when the stop closes the queue
+        finally:
+            # Queued bindings return at once (dropped); a call already sent may take its time: not waited for
+            # longer than this, so a stopping leader releases its lease promptly.
+            if not self._workers.close(BINDING_GRACE):
+                log.info("bindings still in flight %gs after stopping; not waiting for them", BINDING_GRACE)
 
     def _flush_leftovers(self, stop: threading.Event) -> None:
         """Every 30 s, retry pods parked too long; on stop, close the queue so the loop's ``pop`` returns."""
@@ -169,8 +170,17 @@ class Scheduler:
         self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host))
         return True
 
+    def _deposed(self) -> bool:
+        """Whether this replica's work was told to stop or its writes are fenced: drop, do not retry."""
+        return self._work_stop.is_set() or not self.mgr.fence.allows()
+
     def _binding_cycle(self, fw: Framework, state: CycleState, qp: q.QueuedPodInfo, cycle: int, host: str) -> None:
         pod = qp.pod
+        if self._deposed():  # queued when leadership ended: dropped, never sent
+            fw.run_unreserve(state, pod, host)
+            self.snapshot.forget_pod(pod.key)
+            self.queue.done(pod.key)
+            return
         status = fw.run_bind(state, pod, host)
         if status is None:
             self.queue.done(pod.key)
@@ -180,6 +190,10 @@ class Scheduler:
             return
         fw.run_unreserve(state, pod, host)
         self.snapshot.forget_pod(pod.key)
+        if self._deposed():  # refused by the fence (or sent as leadership ended): nothing to retry here
+            log.info("binding %s/%s to %s dropped: no longer the leader", pod.namespace, pod.name, host)
+            self.queue.done(pod.key)
+            return
         self.queue.move_all_to_active_or_backoff(q.POD_DELETE)  # what it held is free again
         point = "Bind" if status.plugin in {n for n, _ in fw.bind} else "PreBind"
         self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True)
@@ -217,6 +231,8 @@ class Scheduler:
             self._workers.submit(lambda: self._write_condition(cached, condition))
 
     def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
+        if self._deposed():
+            return
         try:
             self.binder.patch_condition(pod, condition)
         except Exception as e:  # a conflict means the pod moved on (bound, changed): nothing to correct
@@ -236,12 +252,16 @@ def _truncate(message: str) -> str:
 
 
 def run(completed: Any, stop: threading.Event) -> int:
-    """The scheduler's work for ``componentbase.run_component``: a ``CompletedConfig`` in, an exit code out."""
+    """The scheduler's work for ``componentbase.run_component``: a ``CompletedConfig`` in, an exit code out.
+
+    The ``Manager`` elects the leader itself (after its caches synced: a hot standby), so this function is
+    marked ``elects_leader`` where the command is made.
+    """
     cfg = completed.config.component_config
     try:
         registry = Registry.from_plugin_manager(completed.config.plugins)
         # Events from a child process: each one is an API call this process's GIL need not pay for.
-        scheduler = Scheduler(completed.config.client, cfg, registry, event_sink="process")
+        scheduler = Scheduler(Manager.from_config(completed), cfg, registry, event_sink="process")
     except (RegistryError, profiles.ProfileError) as e:  # validation catches these first; a program may not
         for line in str(e).splitlines():
             log.error("%s", line)

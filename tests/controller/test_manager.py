@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from componentbase.app import Config
 from componentbase.client import NotLeader, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.controller import Manager, Request, Result
+from componentbase.leaderelection import HealthzAdaptor, LeaderElectionHealthError
 from componentbase.testing import LoopbackAPIServer, eventually
 from componentbase.util import Duration
 from componentbase.workqueue import ItemExponentialFailureRateLimiter
@@ -171,3 +173,32 @@ def test_a_reconcile_right_after_its_own_write_sees_that_write_when_asked_to(
         assert seen[:6] == [0, 1, 2, 3, 4, 5], "each reconcile waited for the previous one's write"
     else:
         assert seen.count(0) > 1, "without it the stale cache is read again (this test's premise)"
+
+
+def test_the_leader_election_health_check_watches_the_managers_elector(kube_apiserver: LoopbackAPIServer) -> None:
+    """``run_component`` puts the /healthz watchdog in the config; a Manager made from it attaches its elector:
+    a replica that stopped renewing but still believes it leads fails the check once its lease has expired."""
+    watchdog = HealthzAdaptor(0.0)
+    config = Config(client=kube_apiserver.api_client(), leader_election=_election(), healthz_checks=[watchdog])
+    mgr = Manager.from_config(config.complete())
+    assert mgr.watchdog is watchdog
+    stop, thread, code = _start(mgr)
+    eventually(mgr.is_leading, what="leading")
+    watchdog.check()  # leading and renewing: healthy
+    kube_apiserver.faults.set(stall=5, path="/apis/coordination.k8s.io")  # renewals hang: leadership is lost
+    try:
+        thread.join(10)
+        assert code == [1]
+
+        def unhealthy() -> bool:
+            try:
+                watchdog.check()
+            except LeaderElectionHealthError:
+                return True
+            return False
+
+        eventually(unhealthy, 5, what="the check to fail once the lease it last held has expired")
+    finally:
+        kube_apiserver.faults.clear()
+        stop.set()
+        thread.join(10)

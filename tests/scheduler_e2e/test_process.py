@@ -5,6 +5,8 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,24 +20,59 @@ from .conftest import Cluster
 #: Waits cover a fresh interpreter importing the client on a busy machine.
 pytestmark = [pytest.mark.process, pytest.mark.timeout(150)]
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
+LD, RD, RP = 2.0, 1.5, 0.2
+#: Both replicas bind one pod at a time, each only to the nodes labelled with its own name, so every pod's
+#: node says which replica bound it.
+FENCED = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: {kubeconfig}
+leaderElection:
+  leaderElect: true
+  leaseDuration: {ld}s
+  renewDeadline: {rd}s
+  retryPeriod: {rp}s
+parallelism: 1
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {{key: replica, operator: In, values: [{replica}]}}
+"""
 
 
 class Proc:
+    """``python -m examples.scheduler`` with these flags; its stderr goes to a file, read with ``log()``."""
+
     def __init__(self, *args: str) -> None:
+        self.err = tempfile.TemporaryFile("w+")
         self.p = subprocess.Popen([sys.executable, "-m", "examples.scheduler", "--secure-port=0", *args],
-                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self.err, text=True)
+
+    def log(self) -> str:
+        self.err.seek(0)
+        return self.err.read()
 
     def terminate(self, timeout: float = 30.0) -> tuple[int, str]:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
         try:
-            _, err = self.p.communicate(timeout=timeout)
+            self.p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.p.kill()
-            _, err = self.p.communicate()
-            raise AssertionError(f"the scheduler did not stop on SIGTERM:\n{err[-3000:]}") from None
-        return self.p.returncode, err
+            self.p.wait()
+            raise AssertionError(f"the scheduler did not stop on SIGTERM:\n{self.log()[-3000:]}") from None
+        return self.p.returncode, self.log()
 
 
 @pytest.fixture
@@ -45,7 +82,8 @@ def procs() -> Iterator[list[Proc]]:
     for p in started:
         if p.p.poll() is None:
             p.p.kill()
-            p.p.communicate()
+            p.p.wait()
+        p.err.close()
 
 
 def test_the_process_schedules_and_stops_cleanly(kube_apiserver: LoopbackAPIServer, cluster: Cluster,
@@ -86,3 +124,86 @@ def test_with_leader_election_only_the_leader_schedules_and_a_standby_takes_over
     assert code == 0, err[-3000:]
     acquired = err.index("successfully acquired lease kube-system/kube-scheduler")
     assert acquired < err.index("Caches synced"), "the standby started scheduling before it led"
+
+
+def _fenced_config(server: LoopbackAPIServer, tmp_path: Path, replica: str) -> str:
+    path = tmp_path / f"{replica}.yaml"
+    path.write_text(FENCED.format(kubeconfig=server.kubeconfig_path, ld=LD, rd=RD, rp=RP, replica=replica))
+    return f"--config={path}"
+
+
+def _bound_by(cluster: Cluster) -> dict[str, list[int]]:
+    """The resourceVersions of the bindings each replica made (a bound pod is written only by its binding)."""
+    nodes = {name: n["metadata"]["labels"]["replica"] for name, n in cluster.nodes().items()}
+    by: dict[str, list[int]] = {"a": [], "b": []}
+    for p in cluster.pods().values():
+        if p["spec"].get("nodeName"):
+            by[nodes[p["spec"]["nodeName"]]].append(int(p["metadata"]["resourceVersion"]))
+    return by
+
+
+def test_a_deposed_leader_sends_none_of_its_queued_bindings(kube_apiserver: LoopbackAPIServer, cluster: Cluster,
+                                                           procs: list[Proc], tmp_path: Path) -> None:
+    """SIGSTOP the leader with bindings queued; the standby takes over and binds; SIGCONT the old leader: none
+    of its bindings is accepted after its successor's first, and it exits 1 (kube-scheduler's lost lease).
+
+    Half the pods fit only the old leader's nodes: its successor never binds them, so a stale binding of one
+    would be accepted, not refused as a conflict."""
+    for replica in "ab":
+        for i in range(2):
+            cluster.create(node(f"{replica}{i}", cpu="32", memory="64Gi", labels={"replica": replica}))
+    procs.append(Proc(_fenced_config(kube_apiserver, tmp_path, "a")))
+    eventually(cluster.lease_holder, timeout=20, what="replica a leading")
+    first = cluster.lease_holder()
+    procs.append(Proc(_fenced_config(kube_apiserver, tmp_path, "b")))
+    eventually(lambda: "attempting to acquire leader lease" in procs[1].log(), timeout=60,
+               what="replica b synced and campaigning")
+    # Each binding takes 0.4 s at the server: the leader queues the rest of its placements.
+    kube_apiserver.faults.set(latency=0.4, verbs=["create"], path="/api/v1/namespaces/default/pods/")
+    for i in range(12):
+        cluster.create(pod(f"only-a-{i}", cpu="100m", nodeSelector={"replica": "a"}))
+        cluster.create(pod(f"any-{i}", cpu="100m"))
+    eventually(lambda: _bound_by(cluster)["a"], timeout=20, what="the leader's first binding")
+    procs[0].p.send_signal(signal.SIGSTOP)
+    eventually(lambda: cluster.lease_holder() not in ("", first), timeout=10, what="the standby leading")
+    eventually(lambda: _bound_by(cluster)["b"], timeout=10, what="the new leader's first binding")
+    assert len(_bound_by(cluster)["a"]) <= 4, "the old leader had too few bindings queued to prove anything"
+    procs[0].p.send_signal(signal.SIGCONT)
+    try:
+        procs[0].p.wait(timeout=15)
+    finally:
+        kube_apiserver.faults.clear()
+    code, err = procs[0].terminate()
+    assert code == 1, err[-3000:]
+    assert "leaderelection lost" in err and "Traceback" not in err, err[-3000:]
+    eventually(lambda: all(f"any-{i}" in cluster.bound() for i in range(12)), timeout=20,
+               what="the new leader binding the pods it can")
+    by = _bound_by(cluster)
+    late = sum(rv > min(by["b"]) for rv in by["a"])
+    assert late == 0, f"the deposed leader bound {late} pods after its successor's first binding"
+    cluster.assert_no_overcommit()
+    code, err = procs[1].terminate()
+    assert code == 0 and "Traceback" not in err, err[-3000:]
+
+
+@pytest.mark.parametrize("after", [0.05, 0.5, 0.9])
+def test_sigterm_in_the_first_second_of_leading_releases_the_lease_at_once(
+        kube_apiserver: LoopbackAPIServer, cluster: Cluster, procs: list[Proc], tmp_path: Path,
+        after: float) -> None:
+    """SIGTERM while the leader's work is starting (event sender child still importing, first bindings out):
+    the lease is released within retryPeriod + 0.1 s, the exit code is 0, and no process prints a traceback."""
+    cluster.create(node("a0", cpu="32", memory="64Gi", labels={"replica": "a"}))
+    for i in range(20):
+        cluster.create(pod(f"p{i}", cpu="100m"))
+    procs.append(Proc(_fenced_config(kube_apiserver, tmp_path, "a"), "-v=2"))
+    eventually(cluster.lease_holder, timeout=20, what="the replica leading")
+    time.sleep(after)  # the moment to stop it at: no condition to wait for
+    stopped = time.monotonic()
+    procs[0].p.send_signal(signal.SIGTERM)
+    eventually(lambda: cluster.lease_holder() == "", timeout=5, what="the lease released")
+    released = time.monotonic() - stopped
+    code = procs[0].p.wait(timeout=15)  # not terminate(): a second SIGTERM means "exit now", with 1
+    err = procs[0].log()
+    assert code == 0 and "Traceback" not in err, err[-3000:]
+    # retryPeriod + 0.1 s, and 0.2 s for a loaded 2-core machine to schedule the processes (unreleased: 2 s+)
+    assert released <= RP + 0.1 + 0.2, f"lease released {released:.3f}s after SIGTERM"
