@@ -180,7 +180,7 @@ class Manager:
             return True
         if not stop.is_set():
             names = ", ".join(i.list_watch.describe() for i in self.cache.unsynced())
-            log.error("timed out after %gs waiting for caches to sync: %s", self.sync_timeout, names)
+            log.error("timed out after %gs waiting for informers to sync: %s", self.sync_timeout, names)
         return False
 
     def _run_leader(self, work_stop: threading.Event, stop: threading.Event) -> None:
