@@ -276,7 +276,10 @@ def child_main() -> None:
         sys.exit(1)
     calls = _Calls()
     writer = EventWriter(api, settings, stopped, observe=calls.observe)
-    send(("ready",))
+    try:
+        send(("ready",))
+    except OSError:  # the parent stopped (and went) while this process was starting: nothing to send for
+        sys.exit(0)
     thread = threading.Thread(target=_write_loop, args=(inbox, writer, calls, send), name="event-sender-write")
     thread.start()
     try:

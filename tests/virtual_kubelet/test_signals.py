@@ -72,3 +72,32 @@ def test_sigterm_once_ready_marks_the_node_not_ready(apiserver: LoopbackAPIServe
         _terminate(proc, senders)
     ready_cond = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
     assert ready_cond["status"] == "False"
+
+
+def test_with_leader_election_only_the_leader_runs_the_node_and_a_stop_hands_it_over(
+        apiserver: LoopbackAPIServer, kube: Kube) -> None:
+    from tests.virtual_kubelet.conftest import Command
+
+    def replica() -> Command:
+        port, = free_ports(1)
+        return Command(["--provider=mock", f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk",
+                        f"--listen-port={port}", "--metrics-addr=", "--leader-elect",
+                        "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1s",
+                        "--leader-elect-retry-period=200ms"])
+
+    first = replica()
+    wait_for(lambda: ready(kube.node()), 30, "the leader's node to be Ready")
+    holder = wait_for(lambda: (kube.coordination.read_namespaced_lease("virtual-kubelet", "kube-node-lease")
+                               .spec.holder_identity), 10, "the leader's lease")
+    second = replica()
+    try:
+        kube.create_pod("web", [{"name": "c", "image": "nginx"}])
+        wait_for(lambda: kube.phase("web") == "Running", 10, "the leader to run the pod")
+        assert first.stop() == 0  # releases the lease once the node is marked NotReady
+        wait_for(lambda: (kube.coordination.read_namespaced_lease("virtual-kubelet", "kube-node-lease")
+                          .spec.holder_identity) not in (None, "", holder), 15, "the standby to take over")
+        wait_for(lambda: ready(kube.node()), 15, "the new leader to mark the node Ready")
+        assert kube.phase("web") == "Running"
+    finally:
+        assert second.stop() == 0
+    assert "Traceback" not in first.err.getvalue() + second.err.getvalue()
