@@ -159,7 +159,10 @@ class Node:
         """Ready once the pod controller takes work and the node is registered (within the startup timeout)."""
         assert self.pod_controller is not None and self.node_controller is not None
         pods, nc = self.pod_controller, self.node_controller
-        left = self._deadline - time.monotonic()
+        # A standby waits for the lease as long as it takes: its start-up is counted from when it leads.
+        deadline = self._deadline if self.manager is None or self.manager.leader_election is None else (
+            time.monotonic() + self.startup_timeout if self.startup_timeout > 0 else math.inf)
+        left = deadline - time.monotonic()
         if not wait_until(lambda: pods.ready.is_set() and nc.registered.is_set(), stop,
                           None if math.isinf(left) else left):
             if not stop.is_set():
