@@ -7,7 +7,7 @@ leader election, and ``Controller``s reconciling any kind by name.
 
 from __future__ import annotations
 
-from componentbase.controller._controller import Controller
+from componentbase.controller._controller import Controller, Source
 from componentbase.controller._handlers import (
     annotations_changed,
     enqueue_object,
@@ -28,6 +28,7 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
+    "Source",
     "annotations_changed",
     "enqueue_object",
     "enqueue_owner",

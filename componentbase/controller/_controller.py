@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from componentbase.controller._handlers import enqueue_object
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result
@@ -23,6 +23,10 @@ from componentbase.workqueue import RateLimiter, RateLimitingQueue, ShutDown, de
 __all__ = ["Controller"]
 
 log = logging.getLogger("componentbase.controller")
+
+#: A source of requests no informer carries (a backend's callback, its own list): called with the controller's
+#: ``enqueue`` each time the controller starts, before its workers do (controller-runtime's ``source.Func``).
+Source = Callable[[Callable[[Request], bool]], object]
 
 
 class _Watch:
@@ -60,6 +64,7 @@ class Controller:
         self.read_your_writes_timeout = read_your_writes_timeout
         self._rate_limiter = rate_limiter
         self._watches: list[_Watch] = []
+        self._sources: list[Source] = []
         self._lock = threading.Lock()
         self._queue: RateLimitingQueue[Request] | None = None
 
@@ -74,6 +79,24 @@ class Controller:
             on_delete=lambda obj: self._enqueue(w, Event("DELETED", deleted_object(obj))),
         )
         return self
+
+    def watch_source(self, start: Source) -> Controller:
+        """Reconcile what ``start(enqueue)`` hands to ``enqueue``: keys from outside the informers.
+
+        ``start`` runs at each start of the controller, once its queue exists and before its workers run, so
+        it can enqueue what only it knows of (a backend's objects) and hand ``enqueue`` to a callback.
+        """
+        self._sources.append(start)
+        return self
+
+    def enqueue(self, request: Request) -> bool:
+        """Reconcile ``request`` soon; False (dropped) while the controller is not running: its next start
+        reconciles every cached object and calls its sources again."""
+        queue = self._queue
+        if queue is None:
+            return False
+        queue.add(request)
+        return True
 
     @property
     def informers(self) -> list[SharedInformer]:
@@ -97,6 +120,8 @@ class Controller:
             for obj in w.informer.list():
                 for req in w.requests(Event("ADDED", obj)):
                     queue.add(req)
+        for start in self._sources:
+            start(self.enqueue)
         if self.metrics is not None:
             self.metrics.controller_started(self.name, self.max_concurrent_reconciles)
         workers = [threading.Thread(target=self._work, args=(queue,), name=f"{self.name}-reconcile-{i}")

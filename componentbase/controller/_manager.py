@@ -27,6 +27,9 @@ __all__ = ["Manager", "Runnable"]
 
 log = logging.getLogger("componentbase.controller")
 
+#: How long a stopped manager waits for its informers' threads to end.
+CACHE_STOP_GRACE = 1.0
+
 
 class Runnable(Protocol):
     """Anything the manager runs: ``run(stop)`` blocks until ``stop`` is set."""
@@ -184,14 +187,21 @@ class Manager:
         finally:
             stop.set()
             everyone.join()
-            self.cache.join()
+            self._join_cache()
+
+    def _join_cache(self) -> None:
+        """Informers end at once on a stop, but for a list call in flight (a slow or stalled server), which
+        only its own timeout ends: a stop during start-up does not wait for it (their threads are daemons)."""
+        if not self.cache.join(CACHE_STOP_GRACE):
+            names = ", ".join(i.list_watch.describe() for i in self.cache.informers() if not i.join(0))
+            log.info("not waiting for informers still in an API call: %s", names)
 
     def _wait_for_sync(self, stop: threading.Event) -> bool:
         if self.cache.wait_for_cache_sync(self.sync_timeout):
             return True
         if not stop.is_set():
             names = ", ".join(i.list_watch.describe() for i in self.cache.unsynced())
-            log.error("timed out after %gs waiting for caches to sync: %s", self.sync_timeout, names)
+            log.error("timed out after %gs waiting for informers to sync: %s", self.sync_timeout, names)
         return False
 
     def _run_leader(self, work_stop: threading.Event, stop: threading.Event) -> None:

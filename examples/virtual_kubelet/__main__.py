@@ -17,7 +17,10 @@ from examples.virtual_kubelet.selection import ProviderSelection
 def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
     from examples.virtual_kubelet.app import run_node
 
-    return run_node(completed.config, stop)
+    return run_node(completed, stop)
+
+
+run.elects_leader = True  # type: ignore[attr-defined]  # its Manager elects (with --leader-elect): not run_component
 
 
 def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:

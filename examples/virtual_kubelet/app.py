@@ -11,7 +11,7 @@ from typing import Any
 import componentbase
 from examples.virtual_kubelet.kubeletapi import KubeletAPI
 from examples.virtual_kubelet.metricsserver import serve_metrics
-from examples.virtual_kubelet.node import Node, StartupTimeout
+from examples.virtual_kubelet.node import Node
 from examples.virtual_kubelet.provider import Provider, installed_providers
 from examples.virtual_kubelet.provider_types import ProviderContext
 from examples.virtual_kubelet.resources import ResourceManager
@@ -64,28 +64,26 @@ def _ready(node: Node) -> None:
         raise RuntimeError("the node is not ready yet")
 
 
-def run_node(config: Any, stop: threading.Event, timings: Timings | None = None) -> int:
-    """Run until ``stop``: 0 after a clean stop, 1 when the node could not start."""
+def run_node(completed: Any, stop: threading.Event, timings: Timings | None = None) -> int:
+    """Run until ``stop`` on a ``Manager`` made from the completed config: 0 after a clean stop, 1 when the
+    node could not start or leadership was lost."""
+    from componentbase.controller import Manager
     from componentbase.metrics import Metrics
 
+    config = completed.config
     opts = config.options
     config.metrics = config.metrics or Metrics()
     config.metrics.track(config.client)
     resources = ResourceManager()
     provider = build_provider(config, resources)
     taint = None if opts.disable_taint else opts.taint_key
+    manager = Manager.from_config(completed, resync=float(opts.full_resync_period))
     node = Node(config.client, provider, name=opts.node_name, operating_system=opts.operating_system,
                 taint_key=taint, listen_port=opts.listen_port, workers=opts.pod_sync_workers,
                 resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
-                resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process")
+                resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process",
+                manager=manager)
     try:
-        node.run(stop)
-    except StartupTimeout as err:
-        log.error("error while starting the virtual kubelet: %s", err)
-        return 1
-    except OSError as err:
-        log.error("error while starting the virtual kubelet: %s", err)
-        return 1
+        return node.run(stop)
     finally:
         provider.shutdown()
-    return 0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from componentbase.client import format_micro_time, request
-from componentbase.util import Backoff
+from componentbase.util import Backoff, wait_until
 from examples.virtual_kubelet import kubeapi
 from examples.virtual_kubelet.ping import PingMonitor
 
@@ -63,9 +63,13 @@ class NodeLease:
         return lease
 
     def run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
+        """Renew until ``stop``, from the moment the node exists (the lease names it as its owner)."""
+        if not wait_until(lambda: bool(self.node_uid()), stop):
+            return
+        while True:
             self.sync(stop)
-            stop.wait(self.renew_interval)
+            if stop.wait(self.renew_interval):
+                return
 
     def sync(self, stop: threading.Event) -> None:
         error = self.ping.error(stop)
@@ -103,9 +107,8 @@ class NodeLease:
                         return self.latest, True
                     except Exception as create_err:
                         err = create_err
-                delay = backoff.step()
-                log.error("Failed to ensure node lease exists, will retry in %.1fs: %s", delay, kubeapi.describe(err))
-                stop.wait(delay)
+                log.error("Failed to ensure node lease exists, will retry: %s", kubeapi.describe(err))
+                backoff.wait(stop)
         return None, False
 
     def _update(self, base: dict[str, Any], uid: str, stop: threading.Event) -> bool:

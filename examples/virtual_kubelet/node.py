@@ -1,14 +1,17 @@
-"""``Node``: a node controller, a pod controller, their informers and the kubelet API, run together.
+"""``Node``: a virtual node's controllers, informers and kubelet API, run by a ``componentbase.controller.Manager``.
 
-As upstream's ``nodeutil.Node``: informers start first (pods bound to this node; ConfigMaps and Secrets
-for the resource manager), the pod controller starts once they have synced, the node registers once
-the pod controller takes work, and only then is the node marked Ready. A stop reverses it: the pod
-controller stops taking work, the node is marked NotReady, the servers close.
+As upstream's ``nodeutil.Node``, on the library's runtime: the manager starts the informers (pods bound to
+this node; ConfigMaps and Secrets for the resource manager) and waits for their sync; then, on the leader
+(every replica is one unless ``--leader-elect``), it runs the pod controller, the node controller, the
+node's Lease, the provider's ping and the kubelet API. Once the pod controller takes work and the node is
+registered, the node is marked Ready. A stop reverses it: the controllers stop taking work, the node is
+marked NotReady, the servers close, the event sender goes last.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +25,7 @@ from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.resources import Lookup, LookupFailed, ResourceManager, read_through
 from examples.virtual_kubelet.timings import Timings
 
-__all__ = ["Node", "StartupTimeout"]
+__all__ = ["Node"]
 
 log = logging.getLogger("examples.virtual_kubelet")
 
@@ -31,19 +34,20 @@ log = logging.getLogger("examples.virtual_kubelet")
 EVENT_SENDER_WAIT = 10.0
 
 
-class StartupTimeout(Exception):
-    """The node was not up within ``--startup-timeout``; the message says what it was waiting for."""
-
-
 class Node:
-    """Everything one virtual node runs. ``run(stop)`` blocks until ``stop``; ``ready`` once it is up."""
+    """Everything one virtual node runs. ``run(stop)`` blocks until ``stop``, returning the exit code;
+    ``ready`` once it is up.
+
+    ``manager`` is the ``componentbase.controller.Manager`` to run on (the app's, made from its config);
+    without one the node makes its own, without leader election.
+    """
 
     def __init__(self, api_client: Any, provider: Provider, *, name: str, operating_system: str = "Linux",
                  taint_key: str | None = "virtual-kubelet.io/provider", listen_port: int = 10250,
                  workers: int = 10, resync_period: float = 60.0, startup_timeout: float = 0.0,
                  resources: ResourceManager | None = None, timings: Timings | None = None,
                  serve: Callable[[Node, threading.Event], Callable[[], None]] | None = None,
-                 event_sink: Literal["thread", "process"] = "thread") -> None:
+                 event_sink: Literal["thread", "process"] = "thread", manager: Any = None) -> None:
         self.api_client = api_client
         self.provider = provider
         self.name = name
@@ -58,25 +62,39 @@ class Node:
         self.event_sink = event_sink
         self.ready = threading.Event()
         self.done = threading.Event()
-        spec = nodespec.base_node(name, operating_system=operating_system, provider=provider.name,
-                                  taint_key=taint_key, listen_port=listen_port)
-        provider.configure_node(spec)
-        nodespec.complete(spec)
-        self.node_controller = NodeController(api_client, provider, spec, self.timings)
+        self.manager = manager
+        self._spec = nodespec.base_node(name, operating_system=operating_system, provider=provider.name,
+                                        taint_key=taint_key, listen_port=listen_port)
+        provider.configure_node(self._spec)
+        nodespec.complete(self._spec)
+        self.node_controller: NodeController | None = None
         self.pod_informer: Any = None
         self.pod_controller: PodController | None = None
         self.events: Any = None
+        self._failure: list[str] = []
+        self._stop: threading.Event | None = None
 
-    def _informers(self) -> tuple[Any, list[Any]]:
-        from componentbase import informers
-
-        pods = informers.InformerFactory(self.api_client, self.resync_period).pods(
-            field_selector=f"spec.nodeName={self.name}")
-        others = informers.InformerFactory(self.api_client, self.resync_period)
-        configmaps, secrets = others.configmaps(), others.secrets()
+    def _setup(self, mgr: Any) -> None:
+        """The informers, controllers and runnables, added to ``mgr`` (kinds resolved through discovery)."""
+        pods = mgr.informer("v1", "Pod", field_selector=f"spec.nodeName={self.name}")
+        configmaps, secrets = mgr.informer("v1", "ConfigMap"), mgr.informer("v1", "Secret")
         read_configmap, read_secret = self._readers()
         self.resources.bind(read_through(configmaps.get, read_configmap), read_through(secrets.get, read_secret))
-        return pods, [pods, configmaps, secrets]
+        recorder = self.events.new_recorder(f"{self.name}/pod-controller", self.name)
+        self.pod_controller = PodController(mgr.client, self.provider, pods, recorder, workers=self.workers,
+                                            timings=self.timings, resync_period=self.resync_period,
+                                            metrics=mgr.metrics)
+        self.node_controller = NodeController(mgr.client, self.provider, self._spec, self.timings,
+                                              stop_client=self.api_client, metrics=mgr.metrics)
+        mgr.add(self.pod_controller.controller)
+        mgr.add(self.pod_controller.poll)
+        mgr.add(self._run_node_controller)
+        mgr.add(self.node_controller.lease.run)
+        mgr.add(self.node_controller.ping.run)
+        mgr.add(self._mark_ready)
+        if self._serve is not None:
+            mgr.add(self._serving)
+        self.pod_informer = pods
 
     def _readers(self) -> tuple[Lookup, Lookup]:
         """GETs of one ConfigMap or Secret by ``namespace/name``; None when the API server has none."""
@@ -98,57 +116,70 @@ class Node:
 
         return reader("configmap", core.read_namespaced_config_map), reader("secret", core.read_namespaced_secret)
 
-    def run(self, stop: threading.Event) -> None:
-        """Run until ``stop``; StartupTimeout if the node is not up within ``startup_timeout``."""
+    def run(self, stop: threading.Event) -> int:
+        """Run until ``stop``: 0 after a clean stop, 1 when the node could not start (the reason is logged)."""
         from componentbase import events
+        from componentbase.controller import Manager
 
-        inner = threading.Event()
-        deadline = time.monotonic() + self.startup_timeout if self.startup_timeout > 0 else None
+        self._stop = stop
+        self._deadline = time.monotonic() + self.startup_timeout if self.startup_timeout > 0 else math.inf
+        mgr = self.manager or Manager(self.api_client, resync=self.resync_period)
+        mgr.sync_timeout = self.startup_timeout or math.inf
         self.events = events.EventBroadcaster(self.api_client, sink=self.event_sink)
-        self.events.start(inner)
-        recorder = self.events.new_recorder(f"{self.name}/pod-controller", self.name)
-        stop_serving = self._serve(self, inner) if self._serve is not None else (lambda: None)
-        self.events.wait_ready(EVENT_SENDER_WAIT)  # its start-up CPU is spent before the pods come, not on them
-        pods, all_informers = self._informers()
-        self.pod_informer = pods
-        threads: list[threading.Thread] = []
         try:
-            for informer in all_informers:
-                informer.start(inner)
-            self._wait(stop, deadline, lambda: all(i.has_synced() for i in all_informers),
-                       lambda: "informers to sync: " + ", ".join(
-                           i.list_watch.describe() for i in all_informers if not i.has_synced()))
-            self.pod_controller = PodController(self.api_client, self.provider, pods, recorder, workers=self.workers,
-                                                timings=self.timings, resync_period=self.resync_period)
-            threads.append(_start(self.pod_controller.run, inner, "pod-controller"))
-            self._wait(stop, deadline, self.pod_controller.ready.is_set, lambda: "the pod controller to start")
-            threads.append(_start(self.node_controller.run, inner, "node-controller"))
-            self._wait(stop, deadline, self.node_controller.registered.is_set,
-                       lambda: f"node {self.name} to register")
+            self.events.start()
+            # Its start-up CPU is spent before the pods come, not on them.
+            wait_until(lambda: self.events.wait_ready(0), stop, EVENT_SENDER_WAIT)
             if stop.is_set():
-                return
-            self.node_controller.set_ready(True, "KubeletReady", "Kubelet is ready")
-            self.ready.set()
-            log.info("Node %s is ready", self.name)
-            stop.wait()
+                return 0
+            try:
+                self._setup(mgr)
+            except Exception as err:
+                log.error("error while starting the virtual kubelet: %s", kubeapi.describe(err))
+                return 1
+            code = mgr.run(stop)
+            return 1 if self._failure else code
         finally:
-            inner.set()
-            for thread in threads:
-                thread.join(self.timings.request_timeout)
-            if self.node_controller.registered.is_set():
-                self.node_controller.mark_not_ready()
-            stop_serving()
             self.events.shutdown(2.0)
             self.done.set()
 
-    def _wait(self, stop: threading.Event, deadline: float | None, done: Callable[[], bool],
-              what: Callable[[], str]) -> None:
-        left = None if deadline is None else deadline - time.monotonic()
-        if not wait_until(done, stop, left) and not stop.is_set():
-            raise StartupTimeout(f"timed out after {self.startup_timeout:g}s waiting for {what()}")
+    def _run_node_controller(self, stop: threading.Event) -> None:
+        assert self.node_controller is not None
+        # NotReady on a stop asked for; not when leadership was lost: the node is another replica's then.
+        self.node_controller.run(stop, clean_stop=lambda: self._stop is not None and self._stop.is_set())
 
+    def fail(self, message: str) -> None:
+        """Stop the node, exiting 1 with ``message`` logged on one line."""
+        log.error("error while starting the virtual kubelet: %s", message)
+        self._failure.append(message)
+        if self._stop is not None:
+            self._stop.set()
 
-def _start(target: Callable[[threading.Event], None], stop: threading.Event, name: str) -> threading.Thread:
-    thread = threading.Thread(target=target, args=(stop,), name=name, daemon=True)
-    thread.start()
-    return thread
+    def _mark_ready(self, stop: threading.Event) -> None:
+        """Ready once the pod controller takes work and the node is registered (within the startup timeout)."""
+        assert self.pod_controller is not None and self.node_controller is not None
+        pods, nc = self.pod_controller, self.node_controller
+        # A standby waits for the lease as long as it takes: its start-up is counted from when it leads.
+        deadline = self._deadline if self.manager is None or self.manager.leader_election is None else (
+            time.monotonic() + self.startup_timeout if self.startup_timeout > 0 else math.inf)
+        left = deadline - time.monotonic()
+        if not wait_until(lambda: pods.ready.is_set() and nc.registered.is_set(), stop,
+                          None if math.isinf(left) else left):
+            if not stop.is_set():
+                what = "the pod controller to start" if not pods.ready.is_set() else f"node {self.name} to register"
+                self.fail(f"timed out after {self.startup_timeout:g}s waiting for {what}")
+            return
+        nc.set_ready(True, "KubeletReady", "Kubelet is ready")
+        self.ready.set()
+        log.info("Node %s is ready", self.name)
+
+    def _serving(self, stop: threading.Event) -> None:
+        """The kubelet API (and ``/metrics``) while the node runs; a port taken is a one-line failure."""
+        assert self._serve is not None
+        try:
+            stop_serving = self._serve(self, stop)
+        except OSError as err:
+            self.fail(str(err))
+            return
+        stop.wait()
+        stop_serving()

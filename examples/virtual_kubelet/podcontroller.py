@@ -1,16 +1,19 @@
 """``PodController``: the pods bound to this node, kept in step with the provider (upstream ``node.PodController``).
 
-Three rate-limited work queues, each drained by ``--pod-sync-workers`` workers, carry ``namespace/name``
-keys (never objects: a worker reads the latest pod from the informer's cache):
+A ``componentbase.controller.Controller`` reconciling pods by ``namespace/name`` with ``--pod-sync-workers``
+workers; each reconcile reads the latest pod from the pod informer's cache and makes both sides agree:
 
-- *sync*: the pod changed in the API; create, update or delete it in the provider;
-- *status*: the provider reported a status; write it to the pod's ``/status`` if it differs;
-- *delete*: the provider let the pod go; delete it from the API with grace 0 (UID precondition).
+- the API to the provider: create, update or delete the pod in the provider; a pod being deleted that no
+  longer runs is deleted from the API with grace 0 (UID precondition);
+- the provider to the API: the status the provider reported last is written to the pod's ``/status`` if
+  it differs.
 
-A failing provider call is retried with per-pod exponential backoff, recorded as an Event
-(``ProviderCreateFailed``...) and shown on the pod (reason ``ProviderFailed``). At start, pods the
-provider runs but the API no longer has are deleted from the provider, and pods it runs that the API
-still has are adopted as they are: a restarted virtual kubelet runs nothing twice.
+Keys come from the pod informer (changes the provider must hear about), from the provider's
+``notify_pods`` callback, and, at each start, from the provider's own pods (those the API no longer has
+are deleted from the provider; those it still has are adopted as they are: a restarted virtual kubelet
+runs nothing twice). A failing provider call is retried with the key's exponential backoff, recorded as an
+Event (``ProviderCreateFailed``...) and shown on the pod (reason ``ProviderFailed``). ``poll`` is the
+runnable that asks providers without ``notify_pods`` for statuses, and finds pods a provider lost.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ import copy
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import componentbase
 from componentbase.client import format_time, parse_time
+from componentbase.controller import Controller, Event, Request
 from examples.virtual_kubelet import kubeapi, podcompare
 from examples.virtual_kubelet.provider import Provider
 from examples.virtual_kubelet.provider_types import PodNotFound
@@ -38,6 +43,7 @@ Pod = dict[str, Any]
 REASON_PROVIDER_FAILED = "ProviderFailed"
 REASON_NOT_FOUND = "NotFound"
 MESSAGE_NOT_FOUND = "The pod status was not found and may have been deleted from the provider"
+_GONE: Pod = {}  # what a reconcile handled when it deleted the pod from the API
 
 
 def _key(pod: Pod) -> str:
@@ -53,23 +59,22 @@ def _split(key: str) -> tuple[str, str]:
 class _Known:
     """What the controller remembers of one pod (upstream's ``knownPod``)."""
 
-    __slots__ = ("last_status", "last_used", "lock", "skipped")
+    __slots__ = ("last_status", "last_used", "lock", "skipped", "syncing")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.last_used: Pod | None = None  # the pod last handed to the provider successfully
         self.last_status: Pod | None = None  # the pod (with status) the provider reported last
         self.skipped = False
+        self.syncing = False  # a reconcile of it is running: it writes what the provider reports meanwhile
 
 
 class PodController:
-    """Runs until ``stop``; ``ready`` once its workers take work."""
+    """``controller`` reconciles the pods; ``poll`` is its status poll; ``ready`` once its workers take work."""
 
     def __init__(self, api_client: Any, provider: Provider, pods: Any, recorder: Any, *, workers: int,
-                 timings: Timings, resync_period: float) -> None:
+                 timings: Timings, resync_period: float, metrics: Any = None) -> None:
         from kubernetes.client import CoreV1Api
-
-        from componentbase import workqueue
 
         self.api: Any = CoreV1Api(api_client)
         self.provider = provider
@@ -81,78 +86,53 @@ class PodController:
         self.ready = threading.Event()
         self._known: dict[str, _Known] = {}
         self._known_lock = threading.Lock()
-        self.sync_queue: Any = workqueue.RateLimitingQueue(name="syncPodsFromKubernetes")
-        self.status_queue: Any = workqueue.RateLimitingQueue(name="syncPodStatusFromProvider")
-        self.delete_queue: Any = workqueue.RateLimitingQueue(name="deletePodsFromKubernetes")
+        self.controller = Controller("pod", self._reconcile, max_concurrent_reconciles=workers, metrics=metrics)
+        self.controller.watch(pods, self._worth_a_reconcile)
+        self.controller.watch_source(self._start)
 
-    # --- running --------------------------------------------------------------------------------
+    # --- keys -----------------------------------------------------------------------------------
 
-    def run(self, stop: threading.Event) -> None:
-        from componentbase import workqueue
-
-        notifies = self.provider.implements("notify_pods")
-        if notifies:
+    def _start(self, enqueue: Callable[[Request], bool]) -> None:
+        """At each start: the provider's callback, and its pods the API no longer has (to delete them)."""
+        if self.provider.implements("notify_pods"):
             self.provider.notify_pods(self._provider_status)
-        self._delete_dangling()
-        self.pods.add_event_handler(self._on_add, self._on_update, self._on_delete)
-        n = self.workers
-        pools = [workqueue.run_workers(self.sync_queue, n, self._sync, name="syncPodsFromKubernetes"),
-                 workqueue.run_workers(self.status_queue, n, self._sync_status, name="syncPodStatusFromProvider"),
-                 workqueue.run_workers(self.delete_queue, n, self._delete_from_api, name="deletePodsFromKubernetes")]
-        poll = self.timings.status_poll_interval if not notifies else self.resync_period
-        poller = threading.Thread(target=self._poll, args=(stop, poll, not notifies), name="pod-status-poll",
-                                  daemon=True)
-        if poll > 0:
-            poller.start()
+        try:
+            running = self.provider.get_pods()
+        except Exception as err:
+            log.error("Failed to fetch the list of pods from the provider: %s", err)
+            running = []
+        for pod in running:
+            if self.pods.get(_key(pod)) is None:
+                enqueue(Request(*_split(_key(pod))))
         self.ready.set()
-        log.info("Pod controller started with %d workers", n)
-        stop.wait()
-        for pool in pools:
-            pool.stop()  # each worker finishes the pod in hand
-        for pool in pools:
-            pool.join(self.timings.request_timeout)
-        if poller.ident is not None:
-            poller.join(self.timings.request_timeout)
+        log.info("Pod controller started with %d workers", self.workers)
 
-    # --- informer handlers ----------------------------------------------------------------------
+    def _worth_a_reconcile(self, event: Event) -> bool:
+        """Adds and deletes; updates the provider must hear about, or a status someone else changed after
+        the provider reported the same one again (which was not written twice)."""
+        if event.type != "MODIFIED" or event.old is None:
+            return True
+        new = event.object
+        known = self._known_pod(_key(new))
+        if known is not None:
+            with known.lock:
+                reported = known.last_status
+                if known.skipped and reported is not None and new.get("status") != reported.get("status"):
+                    known.skipped = False
+                    return True
+        return podcompare.should_enqueue(event.old, new)
 
-    def _on_add(self, pod: Pod) -> None:
-        key = _key(pod)
+    def _known_pod(self, key: str, create: bool = False) -> _Known | None:
         with self._known_lock:
-            self._known.setdefault(key, _Known())
-        self.sync_queue.add(key)
-
-    def _on_update(self, old: Pod, new: Pod) -> None:
-        key = _key(new)
-        with self._known_lock:
-            known = self._known.setdefault(key, _Known())
-        with known.lock:
-            reported = known.last_status
-            if known.skipped and reported is not None and (new.get("status") != reported.get("status")):
-                # Someone else changed the status we chose not to rewrite: write ours again.
-                known.skipped = False
-                self.status_queue.add(key)
-        if podcompare.should_enqueue(old, new):
-            self.sync_queue.add(key)
-
-    def _on_delete(self, obj: Any) -> None:
-        from componentbase import informers
-
-        key = informers.meta_namespace_key(obj)
-        with self._known_lock:
-            self._known.pop(key, None)
-        self.sync_queue.add(key)
-
-    def _known_pod(self, key: str) -> _Known | None:
-        with self._known_lock:
-            return self._known.get(key)
-
-    # --- provider -> controller -----------------------------------------------------------------
+            known = self._known.get(key)
+            if known is None and create:
+                known = self._known[key] = _Known()
+            return known
 
     def _provider_status(self, pod: Pod) -> None:
-        """The provider's notify callback: remember the pod it reported and queue a status write."""
+        """The provider's notify callback: remember the pod it reported and reconcile it."""
         key = _key(pod)
-        known = self._known_pod(key)
+        known = self._known_pod(key, create=self.pods.get(key) is not None)
         if known is None:
             return  # not (or no longer) in the API: nothing to write to
         with known.lock:
@@ -161,36 +141,55 @@ class PodController:
                 return
             known.skipped = False
             known.last_status = pod
-        self.status_queue.add(key)
+            if known.syncing:
+                return  # the reconcile in hand writes it before it ends
+        self.controller.enqueue(Request(*_split(key)))
 
-    # --- sync: API -> provider ------------------------------------------------------------------
+    # --- the reconcile --------------------------------------------------------------------------
 
-    def _sync(self, key: str) -> None:
+    def _reconcile(self, req: Request) -> None:
+        key = req.key
         pod = self.pods.get(key)
-        namespace, name = _split(key)
         if pod is None:
-            self._forget_in_provider(namespace, name)
+            with self._known_lock:
+                self._known.pop(key, None)
+            self._forget_in_provider(req.namespace, req.name)
             return
+        known = self._known_pod(key, create=True)
+        assert known is not None
+        with known.lock:
+            known.syncing = True
+        try:
+            handled = self._sync_status(pod, known) if self._sync(pod, known) else _GONE
+        finally:
+            with known.lock:
+                known.syncing = False
+                reported = known.last_status
+        if handled is not _GONE and reported is not None and reported is not handled:
+            self.controller.enqueue(req)  # the provider reported more while this reconcile ran
+
+    def _sync(self, pod: Pod, known: _Known) -> bool:
+        """The API's pod into the provider; False once the pod is deleted from the API."""
         meta = pod.get("metadata") or {}
         if meta.get("deletionTimestamp") and not podcompare.is_running(pod):
-            self.delete_queue.add(f"{key}/{meta.get('uid', '')}")
-            return
-        known = self._known_pod(key)
-        if known is None:
-            return
+            self._delete_from_api(pod)
+            return False
         with known.lock:
             if known.last_used is not None and podcompare.effectively_equal(known.last_used, pod):
-                return
+                return True
         if meta.get("deletionTimestamp"):
             self._delete_in_provider(pod)
-            self.delete_queue.add(f"{key}/{meta.get('uid', '')}")
-        elif podcompare.is_terminal(pod):
-            log.debug("Skipping sync of pod %s in phase %s", key, pod["status"].get("phase"))
-            return
-        else:
-            self._create_or_update(pod)
+            self._delete_from_api(pod)
+            with known.lock:
+                known.last_used = pod
+            return False
+        if podcompare.is_terminal(pod):
+            log.debug("Skipping sync of pod %s in phase %s", _key(pod), pod["status"].get("phase"))
+            return True
+        self._create_or_update(pod)
         with known.lock:
             known.last_used = pod
+        return True
 
     def _forget_in_provider(self, namespace: str, name: str) -> None:
         """The pod is gone from the API: the provider lets it go too, if it still has it."""
@@ -257,57 +256,31 @@ class PodController:
         if self.recorder is not None:
             self.recorder.event(pod, type_, reason, message)
 
-    def _delete_dangling(self) -> None:
-        """Pods the provider runs that the API no longer has (deleted while we were away)."""
-        try:
-            running = self.provider.get_pods()
-        except Exception as err:
-            log.error("Failed to fetch the list of pods from the provider: %s", err)
-            return
-        for pod in running:
-            if self.pods.get(_key(pod)) is None:
-                try:
-                    self.provider.delete_pod(copy.deepcopy(pod))
-                    log.info("Deleted leaked pod %s in provider", _key(pod))
-                except PodNotFound:
-                    pass
-                except Exception as err:
-                    log.error("Failed to delete leaked pod %s in provider: %s", _key(pod), err)
+    # --- provider is done -> API; provider's status -> API ---------------------------------------
 
-    # --- delete: provider is done -> API --------------------------------------------------------
-
-    def _delete_from_api(self, item: str) -> None:
-        key, _, uid = item.rpartition("/")
-        pod = self.pods.get(key)
-        if pod is None or (pod.get("metadata") or {}).get("uid") != uid:
-            return
+    def _delete_from_api(self, pod: Pod) -> None:
+        meta = pod.get("metadata") or {}
         if podcompare.is_running(pod):
-            log.debug("Force deleting pod %s in running state", key)
-        namespace, name = _split(key)
+            log.debug("Force deleting pod %s in running state", _key(pod))
         try:
-            self.api.delete_namespaced_pod(name, namespace, body={"gracePeriodSeconds": 0,
-                                                                  "preconditions": {"uid": uid}},
+            self.api.delete_namespaced_pod(meta.get("name", ""), meta.get("namespace", ""),
+                                           body={"gracePeriodSeconds": 0, "preconditions": {"uid": meta.get("uid")}},
                                            _preload_content=False, _request_timeout=self.timings.request_timeout).read()
         except Exception as err:
             if kubeapi.is_not_found(err) or kubeapi.is_conflict(err):
                 return
             raise
 
-    # --- status: provider -> API ----------------------------------------------------------------
-
-    def _sync_status(self, key: str) -> None:
-        pod = self.pods.get(key)
-        known = self._known_pod(key)
-        if pod is None or known is None or podcompare.is_terminal(pod):
-            return
+    def _sync_status(self, pod: Pod, known: _Known) -> Pod | None:
+        """Write the status the provider reported last, if the pod's differs; that report (None: none yet)."""
         with known.lock:
             reported = known.last_status
-        if reported is None:
-            return
+        if reported is None or podcompare.is_terminal(pod):
+            return reported
         status = podcompare.merged_status(reported.get("status") or {}, pod.get("status") or {})
-        if status == (pod.get("status") or {}):
-            return
-        self._write_status(pod, status)
+        if status != (pod.get("status") or {}):
+            self._write_status(pod, status)
+        return reported
 
     def _write_status(self, pod: Pod, status: dict[str, Any]) -> None:
         meta = pod.get("metadata") or {}
@@ -326,7 +299,13 @@ class PodController:
 
     # --- polling: providers without notify, and pods the provider lost -------------------------
 
-    def _poll(self, stop: threading.Event, interval: float, report: bool) -> None:
+    def poll(self, stop: threading.Event) -> None:
+        """Until ``stop``: every pod's status from the provider, every ``status_poll_interval`` for providers
+        that do not notify (reported as if they had), else every resync period (only to find lost pods)."""
+        report = not self.provider.implements("notify_pods")
+        interval = self.timings.status_poll_interval if report else self.resync_period
+        if interval <= 0:
+            return
         while not stop.wait(interval):
             for pod in self.pods.list():
                 if stop.is_set():

@@ -164,3 +164,30 @@ def test_reconciles_are_counted_with_controller_runtimes_metric_names(factory: I
     assert 'controller_runtime_reconcile_errors_total{controller="counted"} 1.0' in text
     assert 'controller_runtime_reconcile_time_seconds_count{controller="counted"} 2.0' in text
     assert 'controller_runtime_max_concurrent_reconciles{controller="counted"} 1.0' in text
+
+
+@pytest.mark.unit
+def test_keys_from_a_source_are_reconciled_and_the_source_starts_with_each_run() -> None:
+    """Keys no informer carries (a backend's callback, its own list): given at each start, then as they come."""
+    seen: Counter[Request] = Counter()
+    handed: list[object] = []
+    controller = Controller("backend", lambda req: seen.update([req]))
+    assert not controller.enqueue(Request("", "early"))  # not running: dropped, the start lists what is known
+
+    def start(enqueue: object) -> None:
+        handed.append(enqueue)
+        controller.enqueue(Request("", "listed"))
+
+    controller.watch_source(start)
+    for run in range(2):
+        stop = threading.Event()
+        thread = threading.Thread(target=controller.run, args=(stop,))
+        thread.start()
+        eventually(lambda run=run: seen[Request("", "listed")] == run + 1, what="the listed key's reconcile")
+        assert controller.enqueue(Request("", "called-back"))
+        eventually(lambda run=run: seen[Request("", "called-back")] == run + 1, what="the called-back key")
+        stop.set()
+        thread.join(10)
+        assert not thread.is_alive()
+    assert len(handed) == 2 and seen[Request("", "early")] == 0
+    assert not controller.enqueue(Request("", "late"))

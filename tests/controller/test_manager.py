@@ -202,3 +202,20 @@ def test_the_leader_election_health_check_watches_the_managers_elector(kube_apis
         kube_apiserver.faults.clear()
         stop.set()
         thread.join(10)
+
+
+def test_a_stop_while_a_list_call_is_stalled_returns_without_waiting_for_it(
+        kube_apiserver: LoopbackAPIServer) -> None:
+    """SIGTERM during start-up, the API server not answering the first list: ``run`` returns at once, 0."""
+    kube_apiserver.faults.set(verbs=("list",), resources=("configmaps",), stall=30.0)
+    try:
+        mgr = Manager(kube_apiserver.api_client())
+        mgr.controller("never", lambda req: None).watch(mgr.informer("v1", "ConfigMap"))
+        stop, thread, code = _start(mgr)
+        time.sleep(0.5)  # the list is in flight, held by the server
+        stopped = time.monotonic()
+        stop.set()
+        thread.join(10)
+        assert code == [0] and time.monotonic() - stopped < 3
+    finally:
+        kube_apiserver.faults.clear()

@@ -1,0 +1,103 @@
+"""SIGTERM at any moment of start-up stops the virtual kubelet cleanly: exit 0, no traceback from any process."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.virtual_kubelet.conftest import Kube, free_ports, ready
+from tests.virtual_kubelet.test_cli import _children, _env, _state
+
+pytestmark = pytest.mark.process
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start(apiserver: LoopbackAPIServer, *extra: str) -> subprocess.Popen[str]:
+    port, = free_ports(1)
+    return subprocess.Popen(
+        [sys.executable, "-m", "examples.virtual_kubelet", "--provider", "mock", "--kubeconfig",
+         apiserver.kubeconfig_path, "--nodename", "vk", "--listen-port", str(port), "--metrics-addr=", *extra],
+        cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _terminate(proc: subprocess.Popen[str], senders: list[int]) -> str:
+    """SIGTERM, then the exit code must be 0 within a few seconds, with no traceback and no sender left."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert time.monotonic() - sent < 10, err
+    assert "Traceback" not in err and "Error" not in err, err
+    eventually(lambda: all(_state(pid) in ("gone", "Z") for pid in senders), 5, what="the event sender to exit")
+    return err
+
+
+@pytest.mark.parametrize("phase", ["event sender starting", "informers syncing"])
+def test_sigterm_during_start_up_exits_0_without_a_traceback(apiserver: LoopbackAPIServer, kube: Kube,
+                                                             phase: str) -> None:
+    if phase == "informers syncing":
+        apiserver.faults.set(stall=30, resources=["pods"], verbs=["list"])
+    proc = _start(apiserver)
+    try:
+        # The event sender is the first thing the node starts: from then on, the component is running.
+        senders = eventually(lambda: _children(proc.pid) or proc.poll() is not None, 30, what="the event sender")
+        assert proc.poll() is None
+        if phase != "event sender starting":
+            time.sleep(1.5)  # the stalled call is in flight (the faults hold it for 30s)
+        _terminate(proc, senders)
+    finally:
+        apiserver.faults.clear()
+    assert kube.node() is None  # it stopped before registering anything
+
+
+def test_sigterm_once_ready_marks_the_node_not_ready(apiserver: LoopbackAPIServer, kube: Kube) -> None:
+    proc = _start(apiserver)
+    senders: list[int] = []
+    try:
+        eventually(lambda: ready(kube.node()) or proc.poll() is not None, 30, what="the node to be Ready")
+        senders = _children(proc.pid)
+    finally:
+        _terminate(proc, senders)
+    ready_cond = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
+    assert ready_cond["status"] == "False"
+
+
+def test_with_leader_election_only_the_leader_runs_the_node_and_a_stop_hands_it_over(
+        apiserver: LoopbackAPIServer, kube: Kube) -> None:
+    from tests.virtual_kubelet.conftest import Command
+
+    def replica() -> Command:
+        port, = free_ports(1)
+        return Command(["--provider=mock", f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk",
+                        f"--listen-port={port}", "--metrics-addr=", "--leader-elect",
+                        "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1s",
+                        "--leader-elect-retry-period=200ms"])
+
+    first = replica()
+    eventually(lambda: ready(kube.node()), 30, what="the leader's node to be Ready")
+    holder = eventually(lambda: (kube.coordination.read_namespaced_lease("virtual-kubelet", "kube-node-lease")
+                               .spec.holder_identity), 10, what="the leader's lease")
+    second = replica()
+    try:
+        kube.create_pod("web", [{"name": "c", "image": "nginx"}])
+        eventually(lambda: kube.phase("web") == "Running", 10, what="the leader to run the pod")
+        assert first.stop() == 0  # releases the lease once the node is marked NotReady
+        eventually(lambda: (kube.coordination.read_namespaced_lease("virtual-kubelet", "kube-node-lease")
+                          .spec.holder_identity) not in (None, "", holder), 15, what="the standby to take over")
+        eventually(lambda: ready(kube.node()), 15, what="the new leader to mark the node Ready")
+        assert kube.phase("web") == "Running"
+    finally:
+        assert second.stop() == 0
+    assert "Traceback" not in first.err.getvalue() + second.err.getvalue()
