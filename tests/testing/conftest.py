@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from kubernetes import client
 
 from componentbase.testing import LoopbackAPIServer
 
@@ -36,3 +37,8 @@ def kubectl(kube_apiserver: LoopbackAPIServer, tmp_path: Path) -> Kubectl:
         return done
 
     return run
+
+
+@pytest.fixture
+def v1(kube_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(kube_client)

@@ -8,80 +8,30 @@ an event or took a resourceVersion would show up there. The last tests drive the
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.watch.watch import iter_resp_lines
 
-Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # the ``kubectl`` fixture of conftest.py
-ALL = "All"
-
-
-def _cm(name: str, **data: str) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "data": data or {"a": "1"}}
-
-
-def _pod(name: str, **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}], **spec}}
-
-
-def _raw(resp: Any) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(resp.data)
-    return body
-
-
-def _error(exc: client.ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
-    return body
-
-
-class Watching:
-    """A watch opened from the list's resourceVersion right now; ``first`` reads its first event."""
-
-    def __init__(self, list_fn: Callable[..., Any], **kw: Any) -> None:
-        self.rv = list_fn(**kw).metadata.resource_version
-        self._resp = list_fn(watch=True, resource_version=self.rv, timeout_seconds=10, _preload_content=False,
-                             **kw)
-        self._lines: Iterator[str] = iter_resp_lines(self._resp)
-
-    def first(self) -> dict[str, Any]:
-        event: dict[str, Any] = json.loads(next(self._lines))
-        self._resp.close()
-        return event
-
-    def expect_only(self, kind: str, name: str) -> None:
-        """The real change made after the dry runs is the first event, at the very next resourceVersion."""
-        event = self.first()
-        meta = event["object"]["metadata"]
-        assert (event["type"], meta["name"]) == (kind, name)
-        assert meta["resourceVersion"] == str(int(self.rv) + 1)
-
-
-@pytest.fixture
-def v1(kube_client: client.ApiClient) -> client.CoreV1Api:
-    return client.CoreV1Api(kube_client)
-
-
-def _watch_configmaps(v1: client.CoreV1Api) -> Watching:
-    return Watching(v1.list_namespaced_config_map, namespace="default")
-
-
-def _marker(v1: client.CoreV1Api, w: Watching) -> None:
-    v1.create_namespaced_config_map("default", _cm("marker"))
-    w.expect_only("ADDED", "marker")
-
+from tests.testing.dryrun_support import (
+    ALL,
+    Watching,
+    cm_body,
+    error_body,
+    marker,
+    pod_body,
+    raw_body,
+    watch_configmaps,
+)
 
 # --- create ------------------------------------------------------------------------------------
 
 
 @pytest.mark.integration
 def test_dry_run_create_returns_the_object_without_storing_it(v1: client.CoreV1Api) -> None:
-    w = _watch_configmaps(v1)
-    got = _raw(v1.create_namespaced_config_map("default", _cm("c"), dry_run=ALL, _preload_content=False))
+    w = watch_configmaps(v1)
+    got = raw_body(v1.create_namespaced_config_map("default", cm_body("c"), dry_run=ALL, _preload_content=False))
     meta = got["metadata"]
     assert got["kind"] == "ConfigMap" and got["data"] == {"a": "1"}
     assert meta["name"] == "c" and meta["namespace"] == "default"
@@ -93,33 +43,33 @@ def test_dry_run_create_returns_the_object_without_storing_it(v1: client.CoreV1A
         v1.read_namespaced_config_map("c", "default")
     assert info.value.status == 404
     assert v1.list_namespaced_config_map("default").items == []
-    _marker(v1, w)
+    marker(v1, w)
 
 
 @pytest.mark.integration
 def test_dry_run_create_defaults_and_echoes_a_client_resource_version(v1: client.CoreV1Api) -> None:
     w = Watching(v1.list_namespaced_pod, namespace="default")
-    pod = v1.create_namespaced_pod("default", _pod("p"), dry_run=ALL)
+    pod = v1.create_namespaced_pod("default", pod_body("p"), dry_run=ALL)
     assert pod.spec.scheduler_name == "default-scheduler" and pod.status.phase == "Pending"
     assert pod.metadata.generation == 1
-    body = _cm("c")
+    body = cm_body("c")
     body["metadata"]["resourceVersion"] = "42"  # kube's dry-run storage does not refuse it: it echoes it
     assert v1.create_namespaced_config_map("default", body, dry_run=ALL).metadata.resource_version == "42"
-    v1.create_namespaced_pod("default", _pod("real"))
+    v1.create_namespaced_pod("default", pod_body("real"))
     w.expect_only("ADDED", "real")
 
 
 @pytest.mark.integration
 def test_dry_run_create_fails_as_the_real_one_would(v1: client.CoreV1Api) -> None:
-    v1.create_namespaced_config_map("default", _cm("c"))
-    w = _watch_configmaps(v1)
-    for namespace, body, code, reason in (("default", _cm("c"), 409, "AlreadyExists"),
-                                          ("nope", _cm("c"), 404, "NotFound"),
+    v1.create_namespaced_config_map("default", cm_body("c"))
+    w = watch_configmaps(v1)
+    for namespace, body, code, reason in (("default", cm_body("c"), 409, "AlreadyExists"),
+                                          ("nope", cm_body("c"), 404, "NotFound"),
                                           ("default", {"metadata": {}}, 422, "Invalid")):
         with pytest.raises(client.ApiException) as info:
             v1.create_namespaced_config_map(namespace, body, dry_run=ALL)
-        assert (info.value.status, _error(info.value)["reason"]) == (code, reason)
-    _marker(v1, w)
+        assert (info.value.status, error_body(info.value)["reason"]) == (code, reason)
+    marker(v1, w)
 
 
 # --- update and patch --------------------------------------------------------------------------
@@ -155,8 +105,8 @@ def test_dry_run_update_answers_with_the_stored_resource_version(kube_client: cl
 
 @pytest.mark.integration
 def test_dry_run_patch_of_every_flavour(v1: client.CoreV1Api) -> None:
-    v1.create_namespaced_config_map("default", _cm("c"))
-    w = _watch_configmaps(v1)
+    v1.create_namespaced_config_map("default", cm_body("c"))
+    w = watch_configmaps(v1)
     merge = v1.patch_namespaced_config_map("c", "default", {"data": {"a": "2"}}, dry_run=ALL,
                                            _content_type="application/merge-patch+json")
     strategic = v1.patch_namespaced_config_map("c", "default", {"data": {"b": "3"}}, dry_run=ALL)
@@ -171,18 +121,18 @@ def test_dry_run_patch_of_every_flavour(v1: client.CoreV1Api) -> None:
         v1.patch_namespaced_config_map("c", "default", {"metadata": {"resourceVersion": "1"}}, dry_run=ALL)
     assert info.value.status == 409
     assert v1.read_namespaced_config_map("c", "default").data == {"a": "1"}
-    _marker(v1, w)
+    marker(v1, w)
 
 
 @pytest.mark.integration
 def test_dry_run_removing_the_last_finalizer_keeps_the_object(v1: client.CoreV1Api) -> None:
     v1.create_namespaced_config_map("default", {"metadata": {"name": "c", "finalizers": ["x/y"]}})
     v1.delete_namespaced_config_map("c", "default")
-    w = _watch_configmaps(v1)
+    w = watch_configmaps(v1)
     got = v1.patch_namespaced_config_map("c", "default", {"metadata": {"finalizers": None}}, dry_run=ALL)
     assert got.metadata.finalizers is None and got.metadata.deletion_timestamp is not None
     assert v1.read_namespaced_config_map("c", "default").metadata.finalizers == ["x/y"]
-    _marker(v1, w)
+    marker(v1, w)
 
 
 # --- subresources ------------------------------------------------------------------------------
@@ -190,7 +140,7 @@ def test_dry_run_removing_the_last_finalizer_keeps_the_object(v1: client.CoreV1A
 
 @pytest.mark.integration
 def test_dry_run_status_and_binding(v1: client.CoreV1Api) -> None:
-    v1.create_namespaced_pod("default", _pod("p"))
+    v1.create_namespaced_pod("default", pod_body("p"))
     w = Watching(v1.list_namespaced_pod, namespace="default")
     patched = v1.patch_namespaced_pod_status("p", "default", {"status": {"phase": "Running"}}, dry_run=ALL)
     assert patched.status.phase == "Running" and patched.metadata.resource_version == w.rv
@@ -202,7 +152,7 @@ def test_dry_run_status_and_binding(v1: client.CoreV1Api) -> None:
     binding = client.V1Binding(metadata=client.V1ObjectMeta(name="p"),
                                target=client.V1ObjectReference(kind="Node", name="n1"))
     resp = v1.create_namespaced_pod_binding("p", "default", binding, dry_run=ALL, _preload_content=False)
-    assert (resp.status, _raw(resp)["status"]) == (201, "Success")
+    assert (resp.status, raw_body(resp)["status"]) == (201, "Success")
     stored = v1.read_namespaced_pod("p", "default")
     assert stored.spec.node_name is None and stored.status.phase == "Pending" and stored.status.conditions is None
     v1.create_namespaced_pod_binding("p", "default", binding, _preload_content=False)
@@ -217,12 +167,12 @@ def test_dry_run_status_and_binding(v1: client.CoreV1Api) -> None:
 
 @pytest.mark.integration
 def test_dry_run_delete_by_query_and_by_body(v1: client.CoreV1Api) -> None:
-    created = v1.create_namespaced_config_map("default", _cm("c"))
-    w = _watch_configmaps(v1)
-    by_query = _raw(v1.delete_namespaced_config_map("c", "default", dry_run=ALL, _preload_content=False))
+    created = v1.create_namespaced_config_map("default", cm_body("c"))
+    w = watch_configmaps(v1)
+    by_query = raw_body(v1.delete_namespaced_config_map("c", "default", dry_run=ALL, _preload_content=False))
     by_body = v1.delete_namespaced_config_map("c", "default", body=client.V1DeleteOptions(dry_run=[ALL]),
                                               _preload_content=False)
-    assert by_query == _raw(by_body)
+    assert by_query == raw_body(by_body)
     assert by_query["metadata"]["name"] == "c" and by_query["metadata"]["resourceVersion"] == w.rv
     wrong = client.V1DeleteOptions(dry_run=[ALL], preconditions=client.V1Preconditions(uid="other"))
     with pytest.raises(client.ApiException) as info:
@@ -232,15 +182,15 @@ def test_dry_run_delete_by_query_and_by_body(v1: client.CoreV1Api) -> None:
         v1.delete_namespaced_config_map("nope", "default", dry_run=ALL)
     assert info.value.status == 404
     assert v1.read_namespaced_config_map("c", "default").metadata.uid == created.metadata.uid
-    _marker(v1, w)
+    marker(v1, w)
 
 
 @pytest.mark.integration
 def test_dry_run_delete_of_a_bound_pod(v1: client.CoreV1Api) -> None:
-    v1.create_namespaced_pod("default", _pod("p", nodeName="node1"))
+    v1.create_namespaced_pod("default", pod_body("p", nodeName="node1"))
     w = Watching(v1.list_namespaced_pod, namespace="default")
     resp = v1.delete_namespaced_pod("p", "default", dry_run=ALL, _preload_content=False)
-    got = _raw(resp)
+    got = raw_body(resp)
     assert resp.status == 200
     assert got["metadata"]["deletionTimestamp"] and got["metadata"]["deletionGracePeriodSeconds"] == 30
     assert got["metadata"]["resourceVersion"] == w.rv
@@ -255,7 +205,7 @@ def test_dry_run_delete_of_a_bound_pod(v1: client.CoreV1Api) -> None:
 @pytest.mark.integration
 def test_dry_run_delete_of_a_namespace_keeps_its_contents(v1: client.CoreV1Api) -> None:
     v1.create_namespace({"metadata": {"name": "team"}})
-    v1.create_namespaced_config_map("team", _cm("c"))
+    v1.create_namespaced_config_map("team", cm_body("c"))
     w = Watching(v1.list_config_map_for_all_namespaces)
     got = v1.delete_namespace("team", dry_run=ALL)
     assert got["metadata"]["name"] == "team"
@@ -266,26 +216,26 @@ def test_dry_run_delete_of_a_namespace_keeps_its_contents(v1: client.CoreV1Api) 
     assert info.value.status == 403
     assert v1.read_namespace("team").status.phase == "Active"
     assert [c.metadata.name for c in v1.list_namespaced_config_map("team").items] == ["c"]
-    _marker(v1, w)
+    marker(v1, w)
 
 
 @pytest.mark.integration
 def test_dry_run_delete_collection(v1: client.CoreV1Api) -> None:
     for name in ("a", "b"):
-        v1.create_namespaced_config_map("default", _cm(name))
-    v1.create_namespaced_pod("default", _pod("p", nodeName="node1"))
-    w = _watch_configmaps(v1)
+        v1.create_namespaced_config_map("default", cm_body(name))
+    v1.create_namespaced_pod("default", pod_body("p", nodeName="node1"))
+    w = watch_configmaps(v1)
     v1.delete_collection_namespaced_config_map("default", dry_run=ALL)
     v1.delete_collection_namespaced_pod("default", body=client.V1DeleteOptions(dry_run=[ALL]))
     assert [c.metadata.name for c in v1.list_namespaced_config_map("default").items] == ["a", "b"]
     assert v1.read_namespaced_pod("p", "default").metadata.deletion_timestamp is None
-    _marker(v1, w)
+    marker(v1, w)
 
 
 @pytest.mark.integration
 def test_a_delete_body_overrides_the_query(v1: client.CoreV1Api) -> None:
     """kube reads DeleteOptions from the body alone when there is one: ``?dryRun=All`` beside it is ignored."""
-    v1.create_namespaced_config_map("default", _cm("c"))
+    v1.create_namespaced_config_map("default", cm_body("c"))
     v1.delete_namespaced_config_map("c", "default", dry_run=ALL, body=client.V1DeleteOptions())
     with pytest.raises(client.ApiException) as info:
         v1.read_namespaced_config_map("c", "default")
@@ -306,8 +256,8 @@ def _unsupported(kind: str, rendered: str) -> dict[str, Any]:
 
 @pytest.mark.integration
 @pytest.mark.parametrize(("kind", "call"), [
-    ("CreateOptions", lambda v1, d: v1.create_namespaced_config_map("default", _cm("new"), dry_run=d)),
-    ("UpdateOptions", lambda v1, d: v1.replace_namespaced_config_map("c", "default", _cm("c", a="2"), dry_run=d)),
+    ("CreateOptions", lambda v1, d: v1.create_namespaced_config_map("default", cm_body("new"), dry_run=d)),
+    ("UpdateOptions", lambda v1, d: v1.replace_namespaced_config_map("c", "default", cm_body("c", a="2"), dry_run=d)),
     ("PatchOptions", lambda v1, d: v1.patch_namespaced_config_map("c", "default", {"data": {}}, dry_run=d)),
     ("DeleteOptions", lambda v1, d: v1.delete_namespaced_config_map("c", "default", dry_run=d)),
     ("DeleteOptions", lambda v1, d: v1.delete_namespaced_config_map(
@@ -317,14 +267,14 @@ def _unsupported(kind: str, rendered: str) -> dict[str, Any]:
         metadata=client.V1ObjectMeta(name="c"), target=client.V1ObjectReference(name="n")), dry_run=d)),
 ])
 def test_unsupported_dry_run_is_invalid(v1: client.CoreV1Api, kind: str, call: Callable[..., Any]) -> None:
-    v1.create_namespaced_config_map("default", _cm("c"))
-    w = _watch_configmaps(v1)
+    v1.create_namespaced_config_map("default", cm_body("c"))
+    w = watch_configmaps(v1)
     with pytest.raises(client.ApiException) as info:
         call(v1, "Bogus")
     assert info.value.status == 422
-    assert _error(info.value) == _unsupported(kind, '["Bogus"]')
+    assert error_body(info.value) == _unsupported(kind, '["Bogus"]')
     assert v1.read_namespaced_config_map("c", "default").data == {"a": "1"}
-    _marker(v1, w)
+    marker(v1, w)
 
 
 def _call(api: client.ApiClient, method: str, path: str, query: list[tuple[str, str]],
@@ -342,80 +292,16 @@ def test_every_dry_run_value_is_checked(kube_client: client.ApiClient) -> None:
     for values, rendered in (([ALL, "Bogus"], '["All","Bogus"]'), ([""], '[""]'),
                              (["<&>"], '["\\u003c\\u0026\\u003e"]')):
         code, status = _call(kube_client, "POST", "/api/v1/namespaces/default/configmaps",
-                             [("dryRun", v) for v in values], _cm("c"))
+                             [("dryRun", v) for v in values], cm_body("c"))
         assert (code, status) == (422, _unsupported("CreateOptions", rendered))
     assert _call(kube_client, "POST", "/api/v1/namespaces/default/configmaps",
-                 [("dryRun", ALL), ("dryRun", ALL)], _cm("c"))[0] == 201
+                 [("dryRun", ALL), ("dryRun", ALL)], cm_body("c"))[0] == 201
     assert client.CoreV1Api(kube_client).list_namespaced_config_map("default").items == []
 
 
 @pytest.mark.integration
 def test_reads_ignore_dry_run(kube_client: client.ApiClient) -> None:
     """GetOptions and ListOptions carry no dryRun: kube does not look at it on reads."""
-    client.CoreV1Api(kube_client).create_namespaced_config_map("default", _cm("c"))
+    client.CoreV1Api(kube_client).create_namespaced_config_map("default", cm_body("c"))
     for path in ("/api/v1/namespaces/default/configmaps/c", "/api/v1/namespaces/default/configmaps"):
         assert _call(kube_client, "GET", path, [("dryRun", "Bogus")])[0] == 200
-
-
-# --- the real kubectl --------------------------------------------------------------------------
-
-_FILE = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo", "namespace": "default"},
-         "data": {"a": "1"}}
-
-
-def _manifest(tmp_path: Path, **data: str) -> str:
-    path = tmp_path / "demo.json"
-    path.write_text(json.dumps(dict(_FILE, data=data)))
-    return str(path)
-
-
-@pytest.mark.process
-def test_kubectl_diff_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api, tmp_path: Path) -> None:
-    kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
-    before = v1.read_namespaced_config_map("demo", "default")
-    w = _watch_configmaps(v1)
-    done = kubectl("diff", "-f", _manifest(tmp_path, a="2"), check=False)
-    assert done.returncode == 1, done.stderr  # 1: differences found
-    changed = [line for line in done.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
-    assert changed == ['-  a: "1"', '+  a: "2"']  # the dry-run patch kept the stored resourceVersion
-    after = v1.read_namespaced_config_map("demo", "default")
-    assert (after.data, after.metadata.resource_version) == ({"a": "1"}, before.metadata.resource_version)
-    v1.delete_namespaced_config_map("demo", "default")
-    done = kubectl("diff", "-f", _manifest(tmp_path, a="3"), check=False)
-    assert done.returncode == 1 and '+  a: "3"' in done.stdout  # a new object: a dry-run create
-    w.expect_only("DELETED", "demo")
-
-
-@pytest.mark.process
-def test_kubectl_apply_server_dry_run_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api,
-                                                      tmp_path: Path) -> None:
-    done = kubectl("apply", "--dry-run=server", "--validate=false", "-f", _manifest(tmp_path, a="1"))
-    assert done.stdout.strip() == "configmap/demo created (server dry run)"
-    assert v1.list_namespaced_config_map("default").items == []
-    kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
-    before = v1.read_namespaced_config_map("demo", "default")
-    w = _watch_configmaps(v1)
-    done = kubectl("apply", "--dry-run=server", "--validate=false", "-o", "json", "-f", _manifest(tmp_path, a="2"))
-    shown = json.loads(done.stdout)
-    assert shown["data"] == {"a": "2"} and shown["metadata"]["resourceVersion"] == before.metadata.resource_version
-    after = v1.read_namespaced_config_map("demo", "default")
-    assert (after.data, after.metadata.annotations) == (before.data, before.metadata.annotations)
-    _marker(v1, w)
-
-
-@pytest.mark.process
-def test_kubectl_delete_server_dry_run_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api,
-                                                       tmp_path: Path) -> None:
-    kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
-    v1.create_namespace({"metadata": {"name": "team"}})
-    v1.create_namespaced_pod("team", _pod("p", nodeName="node1"))
-    w = _watch_configmaps(v1)
-    done = kubectl("delete", "--dry-run=server", "-f", _manifest(tmp_path, a="1"))
-    assert done.stdout.strip() == 'configmap "demo" deleted from default namespace (server dry run)'
-    kubectl("delete", "--dry-run=server", "-n", "team", "pod", "p")
-    kubectl("delete", "--dry-run=server", "namespace", "team")
-    kubectl("delete", "--dry-run=server", "--all", "-n", "default", "configmaps")
-    assert v1.read_namespaced_config_map("demo", "default").data == {"a": "1"}
-    assert v1.read_namespaced_pod("p", "team").metadata.deletion_timestamp is None
-    assert v1.read_namespace("team").status.phase == "Active"
-    _marker(v1, w)
