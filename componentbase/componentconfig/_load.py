@@ -187,6 +187,8 @@ def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
         raise DecodeError([LocatedError(source, line, f"unacceptable character: {e.reason}")]) from e
     except YAMLError as e:
         raise DecodeError([LocatedError(source, None, str(e))]) from e
+    except Exception as e:  # ruamel fails on some odd input itself ("%YAML 9.9" after content: KeyError((9, 9)))
+        raise DecodeError([LocatedError(source, None, f"not valid YAML ({type(e).__name__}: {e})")]) from e
 
 
 def _syntax_error(e: Any, source: str) -> LocatedError:

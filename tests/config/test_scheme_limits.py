@@ -90,3 +90,8 @@ def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
     with pytest.raises(DecodeError) as info:
         SCHEME.decode_file("/dev/zero")  # endless: never read
     assert str(info.value) == "open /dev/zero: is a character device, not a regular file"
+
+
+def test_an_input_ruamel_itself_fails_on_names_the_file() -> None:
+    errors = errors_of(doc("%YAML 9.9\n---\n"))
+    assert len(errors) == 1 and errors[0].startswith("sched.yaml: not valid YAML (")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -243,8 +244,14 @@ def test_generated_config_files_exit_cleanly(name: str, tmp_path: Path) -> None:
         args = [f"--config={source}", *finishing_args(name, tmp_path)]
         code, stderr = run(make, args)
         assert_clean(code, stderr, args)
+        for line in stderr.splitlines():  # each problem names the file (reading it) or the field (validating it)
+            assert not line.startswith("Error: ") or str(source) in line or FIELD_ERROR.match(line), (text, line)
 
     check()
+
+
+#: An error about a field: ``Error: profiles[0].pluginConfig[1].args: ...``.
+FIELD_ERROR = re.compile(r"Error: [A-Za-z][\w-]*(\[\d+\]|\.[\w-]+)*: ")
 
 
 # ------------------------------------------------------------------------------------------------------
