@@ -40,7 +40,11 @@ def test_parse_and_format_like_go(text: str, seconds: float, printed: str) -> No
     ("", 'time: invalid duration ""'),
     ("10", 'time: missing unit in duration "10"'),
     ("abc", 'time: invalid duration "abc"'),
-    ("1x", 'time: invalid duration "1x"'),
+    ("1x", 'time: unknown unit "x" in duration "1x"'),
+    (" 1s", 'time: invalid duration " 1s"'),
+    ("1s ", 'time: unknown unit "s " in duration "1s "'),
+    ("\u0661s", 'time: invalid duration "\\xd9\\xa1s"'),  # ARABIC-INDIC DIGIT ONE is not an ASCII digit
+    ("99999999999999999999h", 'time: invalid duration "99999999999999999999h"'),
     ("1s2", 'time: missing unit in duration "1s2"'),
 ])
 def test_bad_durations_are_named(text: str, message: str) -> None:

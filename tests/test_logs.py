@@ -71,3 +71,14 @@ def test_options_validation() -> None:
     ]
     assert [str(e) for e in LogsOptions(vmodule="a=1", format="json").validate()] == [
         "vmodule: Forbidden: only supported for text log format"]
+
+
+@pytest.mark.parametrize("vmodule", ["abc", "a=x", "a=\u00b2", "=1"])
+def test_a_bad_vmodule_is_a_validation_error_not_a_crash(vmodule: str) -> None:
+    """Logging is configured before validation; a bad --vmodule must wait for validation to report it."""
+    options = LogsOptions(vmodule=vmodule)
+    stream = io.StringIO()
+    options.apply(stream)  # does not raise
+    logging.getLogger("x").info("still logging")
+    assert "still logging" in stream.getvalue()
+    assert [str(e).split(":")[0] for e in options.validate()] == ["vmodule"]

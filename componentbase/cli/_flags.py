@@ -38,8 +38,35 @@ __all__ = [
 ]
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def _escape(ch: str) -> str:
+    """A character that is not printable, spelled as Go's strconv.Quote spells it."""
+    code = ord(ch)
+    if ch in _GO_ESCAPES:
+        return _GO_ESCAPES[ch]
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of the command line (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() or ch == " " else _escape(ch) for ch in text)
+
+
+def go_quote(text: str) -> str:
+    """Go's ``strconv.Quote`` (pflag's ``%q``): a value with a newline or a control character stays on one line."""
+    return '"' + _printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
 class FlagError(ValueError):
-    """A command line that does not parse; the message is pflag's."""
+    """A command line that does not parse; the message is pflag's, on one line whatever the arguments hold."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(_printable(message))
 
 
 @attrs.frozen
@@ -59,21 +86,21 @@ def _parse_bool(text: str) -> bool:
         return True
     if value in ("0", "f", "false"):
         return False
-    raise ValueError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+    raise ValueError(f"strconv.ParseBool: parsing {go_quote(text)}: invalid syntax")
 
 
 def _parse_int(text: str) -> int:
     try:
         return int(text.strip(), 0)
     except ValueError:
-        raise ValueError(f'strconv.ParseInt: parsing "{text}": invalid syntax') from None
+        raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax") from None
 
 
 def _parse_float(text: str) -> float:
     try:
         return float(text.strip())
     except ValueError:
-        raise ValueError(f'strconv.ParseFloat: parsing "{text}": invalid syntax') from None
+        raise ValueError(f"strconv.ParseFloat: parsing {go_quote(text)}: invalid syntax") from None
 
 
 def _parse_duration(text: str) -> Duration:
@@ -157,16 +184,20 @@ class Flag:
     def value_text(self) -> str:
         return self.type.format(self.value())
 
+    def _invalid(self, text: str, err: ValueError) -> FlagError:
+        """pflag's message, the value quoted as its ``%q`` quotes it."""
+        return FlagError(f'invalid argument {go_quote(text)} for "{self.display_name()}" flag: {err}')
+
     def set(self, text: str) -> None:
         try:
             value = self.type.parse(text)
         except ValueError as err:
-            raise FlagError(f'invalid argument "{text}" for "{self.display_name()}" flag: {err}') from None
+            raise self._invalid(text, err) from None
         if self.setter is not None:
             try:
                 self.setter(value)
             except ValueError as err:
-                raise FlagError(f'invalid argument "{text}" for "{self.display_name()}" flag: {err}') from None
+                raise self._invalid(text, err) from None
         else:
             setattr(self.target, self.attr, value)
         self.changed = True

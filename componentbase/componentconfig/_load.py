@@ -3,36 +3,76 @@
 Syntax errors, unreadable files and duplicate keys become :class:`LocatedError`s here; the tree is then
 turned into plain Python for conversion, and kept to look up the line of any field path a later problem
 names. ruamel.yaml is imported on first use, so a component that reads no file never loads it.
+
+A config file is untrusted input: it is refused unless it is a regular file (a FIFO would block the
+read, a device never ends), and a pass over its events bounds nesting and alias expansion before
+anything recursive or expanding (ruamel's composer, ``plain``, conversion) sees it.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
+import re
+import stat
 from typing import Any
 
 from componentbase.componentconfig._errors import DecodeError, LocatedError
 
-__all__ = ["Segment", "line_of", "load_yaml", "plain", "read_file"]
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_VALUES", "Segment", "line_of", "load_yaml", "plain", "read_file"]
+
+#: Nesting deeper than this is refused: no config nests past ten, and recursion must stay far from Python's limit.
+MAX_DEPTH = 100
+#: Alias references allowed in one document (a "billion laughs" needs many of them).
+MAX_ALIASES = 1000
+#: Values (scalars and containers) a document may hold once its aliases are expanded.
+MAX_VALUES = 100_000
 
 #: Where a value sits below the document root: ("field", wire name), ("key", map key) or ("index", i).
 Segment = tuple[str, str | int]
 
 
 def read_file(path: str) -> str:
+    """The text of the regular file at ``path``; anything else (a FIFO, a directory, a device) is refused at once."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        # O_NONBLOCK: opening a FIFO with no writer must not wait for one; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         reason = (e.strerror or str(e))
         raise DecodeError([LocatedError(f"open {path}", None, reason[:1].lower() + reason[1:])]) from e
+    try:
+        kind = _file_kind(os.fstat(fd).st_mode)
+        if kind:
+            reason = "is a directory" if kind == "a directory" else f"is {kind}, not a regular file"
+            raise DecodeError([LocatedError(f"open {path}", None, reason)])
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, encoding="utf-8") as f:
+            fd = -1
+            return f.read()
+    except OSError as e:
+        reason = (e.strerror or str(e))
+        raise DecodeError([LocatedError(f"read {path}", None, reason[:1].lower() + reason[1:])]) from e
     except UnicodeDecodeError as e:
         raise DecodeError([LocatedError(path, None, f"not UTF-8 text: {e.reason}")]) from e
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    """What a non-regular file is, for the message; ``""`` for a regular file."""
+    if stat.S_ISREG(mode):
+        return ""
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
     """The round-trip tree (it knows its line numbers) and the duplicate keys found on the way."""
     from ruamel.yaml.constructor import DuplicateKeyError  # slow import: only when a config is read or written
 
+    _check_shape(text, source)
     try:
         return _parse(text, source, allow_duplicates=False), []
     except DuplicateKeyError:
@@ -41,13 +81,100 @@ def load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
     return _parse(text, source, allow_duplicates=True), _duplicate_keys(text, source)
 
 
-def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
+_LINE_END = re.compile("[\n\0\r\x85\u2028\u2029]")  # where ruamel's scanner ends a comment
+
+
+def _new_yaml() -> Any:
+    """A round-trip YAML (it keeps line numbers) whose scanner skips comments in one step instead of keeping them.
+
+    ruamel's round-trip scanner builds a comment one character at a time, which is quadratic in the line's
+    length (a 1 MB comment took minutes), and even its plain scanner steps a character at a time. A config is
+    never written back from what was read, so its comments are not needed: they are skipped with one search.
+    """
     from ruamel.yaml import YAML  # slow import: only when a config is read or written
-    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.scanner import RoundTripScanner  # slow import: only when a config is read or written
+
+    class _Scanner(RoundTripScanner):
+        def scan_to_next_token(self) -> None:
+            reader = self.reader
+            if reader.index == 0 and reader.peek() == "\uFEFF":
+                reader.forward()
+            blank = " \t" if self.flow_level > 0 else " "
+            while True:
+                while reader.peek() in blank:
+                    reader.forward()
+                if reader.peek() == "#":  # the buffer holds the whole text: a comment ends at the next line end
+                    end = _LINE_END.search(reader.buffer, reader.pointer)
+                    skipped = (len(reader.buffer) if end is None else end.start()) - reader.pointer
+                    reader.pointer += skipped
+                    reader.index += skipped
+                    reader.column += skipped
+                if not self.scan_line_break():
+                    return
+                if not self.flow_level:
+                    self.allow_simple_key = True
+
+    yaml = YAML(typ="rt")
+    yaml.Scanner = _Scanner
+    return yaml
+
+
+def _check_shape(text: str, source: str) -> None:
+    """Refuse deep nesting and alias bombs from the event stream, which is read without recursion."""
+    from ruamel.yaml.events import (  # slow import: only when a config is read or written
+        AliasEvent,
+        CollectionEndEvent,
+        CollectionStartEvent,
+        NodeEvent,
+    )
+
+    depth = 0
+    aliases = 0
+    sizes: list[int] = [0]  # values inside each open collection, the document's at the bottom
+    anchored: dict[str, int] = {}
+    opened: list[str | None] = []
+    try:
+        for event in _new_yaml().parse(text):
+            if isinstance(event, AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise _shape_error(source, event, f"more than {MAX_ALIASES} aliases")
+                sizes[-1] += anchored.get(event.anchor, 1)
+            elif isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _shape_error(source, event, f"nested deeper than {MAX_DEPTH} levels")
+                sizes.append(1)
+                opened.append(event.anchor)
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+                size, anchor = sizes.pop(), opened.pop()
+                sizes[-1] += size
+                if anchor:
+                    anchored[anchor] = size
+            elif isinstance(event, NodeEvent):  # a scalar
+                sizes[-1] += 1
+                if event.anchor:
+                    anchored[event.anchor] = 1
+            if sizes[-1] > MAX_VALUES or sum(sizes) > MAX_VALUES:
+                raise _shape_error(source, event, f"more than {MAX_VALUES} values once aliases are expanded")
+    except DecodeError:
+        raise
+    except Exception:  # a syntax error: the full parse that follows reports it with its line
+        return
+
+
+def _shape_error(source: str, event: Any, message: str) -> DecodeError:
+    mark = getattr(event, "start_mark", None)
+    return DecodeError([LocatedError(source, None if mark is None else mark.line + 1, message)])
+
+
+def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
+    from ruamel.yaml.constructor import DuplicateKeyError  # slow import: only when a config is read or written
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
 
-    yaml = YAML(typ="rt")
+    yaml = _new_yaml()
     yaml.allow_duplicate_keys = allow_duplicates
     try:
         return yaml.load(text)
@@ -60,6 +187,8 @@ def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
         raise DecodeError([LocatedError(source, line, f"unacceptable character: {e.reason}")]) from e
     except YAMLError as e:
         raise DecodeError([LocatedError(source, None, str(e))]) from e
+    except Exception as e:  # ruamel fails on some odd input itself ("%YAML 9.9" after content: KeyError((9, 9)))
+        raise DecodeError([LocatedError(source, None, f"not valid YAML ({type(e).__name__}: {e})")]) from e
 
 
 def _syntax_error(e: Any, source: str) -> LocatedError:
@@ -74,8 +203,7 @@ def _syntax_error(e: Any, source: str) -> LocatedError:
 
 
 def _duplicate_keys(text: str, source: str) -> list[LocatedError]:
-    from ruamel.yaml import YAML  # slow import: only when a config is read or written
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode  # slow import: only when a config is read
 
     problems: list[LocatedError] = []
     seen_nodes: set[int] = set()
@@ -97,7 +225,7 @@ def _duplicate_keys(text: str, source: str) -> list[LocatedError]:
                     keys.add((key.tag, key.value))
                 walk(value)
 
-    walk(YAML(typ="rt").compose(text))
+    walk(_new_yaml().compose(text))
     return problems
 
 

@@ -37,7 +37,7 @@ def _parse_vmodule(text: str) -> list[tuple[str, int]]:
     rules = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         pattern, sep, level = part.partition("=")
-        if not sep or not pattern or not level.isdigit():
+        if not sep or not pattern or not level.isascii() or not level.isdigit():
             raise ValueError(f"expect comma-separated list of pattern=N, got {part!r}")
         rules.append((pattern, int(level)))
     return rules
@@ -109,6 +109,13 @@ class LogsOptions(Options):
         return errs
 
     def apply(self, stream: TextIO | None = None) -> None:
-        """Configure ``logging``; called as soon as flags are parsed, so everything after logs right."""
-        configure(max(0, self.verbosity), self.vmodule if self.format == "text" else "",
-                  self.format if self.format in FORMATS else "text", stream)
+        """Configure ``logging``; called as soon as flags are parsed, so everything after logs right.
+
+        It runs before validation, so it must not fail on a bad value: ``validate`` reports that one.
+        """
+        vmodule = self.vmodule if self.format == "text" else ""
+        try:
+            _parse_vmodule(vmodule)
+        except ValueError:
+            vmodule = ""
+        configure(max(0, self.verbosity), vmodule, self.format if self.format in FORMATS else "text", stream)

@@ -16,7 +16,9 @@ from componentbase.util._duration import (
     Duration,
     DurationError,
     format_duration,
+    format_duration_ns,
     parse_duration,
+    parse_duration_ns,
 )
 from componentbase.util._files import (
     write_atomic,
@@ -60,11 +62,13 @@ __all__ = [
     "exponential_delay",
     "field",
     "format_duration",
+    "format_duration_ns",
     "hookimpl",
     "hookspec",
     "jitter",
     "new_plugin_manager",
     "parse_duration",
+    "parse_duration_ns",
     "parse_quantity",
     "quantity_milli_value",
     "quantity_value",

@@ -7,9 +7,11 @@ seconds (sub-second values are fine, which tests rely on) that knows how to prin
 
 from __future__ import annotations
 
-import re
+import math
 
-__all__ = ["Duration", "DurationError", "format_duration", "parse_duration"]
+__all__ = [
+    "Duration", "DurationError", "format_duration", "format_duration_ns", "parse_duration", "parse_duration_ns",
+]
 
 _NANOS = {
     "ns": 1,
@@ -21,40 +23,124 @@ _NANOS = {
     "m": 60 * 1_000_000_000,
     "h": 3600 * 1_000_000_000,
 }
-_PART = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)")
+_DIGITS = "0123456789"
+_U64 = (1 << 64) - 1
+_LIMIT = 1 << 63  # magnitudes are uint64 up to 2**63 while parsing, as in Go; int64 at the end
 
 
 class DurationError(ValueError):
     """A string that is not a Go duration."""
 
 
-def parse_duration(text: str) -> float:
-    """Parse a Go duration string into seconds, with Go's rules (a unit is required except for ``0``)."""
-    s = text.strip()
+def _quote(text: str) -> str:
+    """Go's ``time.quote``: control and non-ASCII bytes as ``\\xNN``, ``"`` and ``\\`` escaped."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")  # the bytes a command line gave us
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    out = ['"']
+    for byte in raw:
+        if byte >= 0x80 or byte < 0x20:
+            out.append(f"\\x{byte:02x}")
+        else:
+            out.append(("\\" if byte in b'"\\' else "") + chr(byte))
+    out.append('"')
+    return "".join(out)
+
+
+def _leading_int(s: str, pos: int) -> tuple[int | None, int]:
+    """ASCII digits from ``pos`` as an integer (``None`` past 2**63, Go's overflow), and where they end."""
+    x = 0
+    while pos < len(s) and s[pos] in _DIGITS:
+        if x > _LIMIT // 10:
+            return None, pos
+        x = x * 10 + ord(s[pos]) - 48
+        if x > _LIMIT:
+            return None, pos
+        pos += 1
+    return x, pos
+
+
+def _leading_fraction(s: str, pos: int) -> tuple[int, float, int]:
+    """Fraction digits: their value while it fits in int64, the matching power of ten, and where they end."""
+    x, scale = 0, 1.0
+    overflow = False
+    while pos < len(s) and s[pos] in _DIGITS:
+        if not overflow:
+            y = x * 10 + ord(s[pos]) - 48
+            if x > (_LIMIT - 1) // 10 or y > _LIMIT:
+                overflow = True  # later digits are below a nanosecond: Go stops accumulating, as here
+            else:
+                x, scale = y, scale * 10
+        pos += 1
+    return x, scale, pos
+
+
+def parse_duration_ns(text: str) -> int:
+    """Parse a Go duration into integer nanoseconds, exactly as Go's ``time.ParseDuration`` does.
+
+    Same grammar (``[-+]?([0-9]*(\\.[0-9]*)?unit)+`` or a bare ``0``; ASCII digits only, no spaces), the
+    same fraction arithmetic (float64, truncated to the nanosecond), the same int64 range and the same
+    error messages, so a value means here what it means to a Go component reading the same file.
+    """
     orig = text
-    sign = 1
-    if s[:1] in "+-" and s:
-        sign = -1 if s[0] == "-" else 1
+    s = text
+    neg = False
+    if s[:1] in ("-", "+") and s:
+        neg = s[0] == "-"
         s = s[1:]
     if s == "0":
-        return 0.0
+        return 0
+    invalid = DurationError(f"time: invalid duration {_quote(orig)}")
     if not s:
-        raise DurationError(f'time: invalid duration "{orig}"')
-    total = 0
+        raise invalid
+    d = 0
     pos = 0
     while pos < len(s):
-        m = _PART.match(s, pos)
-        if m is None or (m.group(1) == "" and not m.group(2)):
-            if m is None and re.match(r"[\d.]+$", s[pos:]):
-                raise DurationError(f'time: missing unit in duration "{orig}"')
-            raise DurationError(f'time: invalid duration "{orig}"')
-        whole, frac, unit = m.group(1) or "0", m.group(2) or "", m.group(3)
-        scale = _NANOS[unit]
-        total += int(whole) * scale
-        if frac:
-            total += int(frac) * scale // 10 ** len(frac)
-        pos = m.end()
-    return sign * total / 1e9
+        if s[pos] != "." and s[pos] not in _DIGITS:
+            raise invalid
+        start = pos
+        v, pos = _leading_int(s, pos)
+        if v is None:
+            raise invalid
+        pre = pos != start
+        f, scale, post = 0, 1.0, False
+        if pos < len(s) and s[pos] == ".":
+            f, scale, end = _leading_fraction(s, pos + 1)
+            post = end != pos + 1
+            pos = end
+        if not pre and not post:
+            raise invalid
+        end = pos
+        while end < len(s) and s[end] != "." and s[end] not in _DIGITS:
+            end += 1
+        if end == pos:
+            raise DurationError(f"time: missing unit in duration {_quote(orig)}")
+        unit_name = s[pos:end]
+        pos = end
+        unit = _NANOS.get(unit_name)
+        if unit is None:
+            raise DurationError(f"time: unknown unit {_quote(unit_name)} in duration {_quote(orig)}")
+        if v > _LIMIT // unit:
+            raise invalid
+        v *= unit
+        if f > 0:
+            v += int(float(f) * (float(unit) / scale))
+            if v > _LIMIT:
+                raise invalid
+        d = (d + v) & _U64  # uint64 addition, wrapping as Go's does
+        if d > _LIMIT:
+            raise invalid
+    if neg:
+        return -d
+    if d > _LIMIT - 1:
+        raise invalid
+    return d
+
+
+def parse_duration(text: str) -> float:
+    """Parse a Go duration string into seconds, with Go's rules (a unit is required except for ``0``)."""
+    return parse_duration_ns(text) / 1e9
 
 
 def _fmt_frac(value: int, digits: int) -> str:
@@ -66,7 +152,13 @@ def _fmt_frac(value: int, digits: int) -> str:
 
 def format_duration(seconds: float) -> str:
     """Format seconds as Go's ``time.Duration.String()`` does: ``1h2m3.5s``, ``1m0s``, ``500ms``, ``0s``."""
-    nanos = round(seconds * 1e9)
+    if not math.isfinite(seconds):
+        raise DurationError(f"a duration must be finite, got {seconds}")
+    return format_duration_ns(round(seconds * 1e9))
+
+
+def format_duration_ns(nanos: int) -> str:
+    """Format integer nanoseconds as Go's ``time.Duration.String()`` does."""
     if nanos == 0:
         return "0s"
     sign = "-" if nanos < 0 else ""
@@ -95,6 +187,8 @@ class Duration(float):
             value = parse_duration(value)
         if isinstance(value, bool):
             raise TypeError("a duration is not a bool")
+        if not math.isfinite(value):
+            raise DurationError(f"a duration must be finite, got {value}")
         return super().__new__(cls, value)
 
     def __str__(self) -> str:

@@ -11,6 +11,9 @@ import componentbase
 from componentbase import field
 
 DEFAULT_TAINT_KEY = "virtual-kubelet.io/provider"
+#: The node's ``kubernetes.io/os`` label values (Go's GOOS, what a kubelet sets), and virtual-kubelet's own spellings
+#: of them (its ValidOperatingSystems, matched exactly); the label is always written in lower case.
+OPERATING_SYSTEMS = ["linux", "windows", "Linux", "Windows"]
 
 
 def _env_int(name: str, default: int) -> int:
@@ -44,7 +47,7 @@ class VirtualKubeletOptions(componentbase.Options):
         "nodename", "kubernetes node name", factory=lambda: os.environ.get("DEFAULT_NODE_NAME") or "virtual-kubelet",
         section="Flags")
     operating_system: str = componentbase.flag(
-        "os", "Operating System (Linux/Windows)", default="Linux", section="Flags")
+        "os", "Operating System (linux/windows)", default="linux", section="Flags")
     provider: str = componentbase.flag("provider", "cloud provider", default="", section="Flags")
     provider_config: str = componentbase.flag(
         "provider-config", "cloud provider configuration file", default="", section="Flags")
@@ -102,8 +105,8 @@ class VirtualKubeletOptions(componentbase.Options):
             errs.append(field.invalid("listen-port", self.listen_port, "must be between 1 and 65535"))
         if self.pod_sync_workers < 1:
             errs.append(field.invalid("pod-sync-workers", self.pod_sync_workers, "must be at least 1"))
-        if self.operating_system not in ("Linux", "Windows"):
-            errs.append(field.not_supported("os", self.operating_system, ["Linux", "Windows"]))
+        if self.operating_system not in OPERATING_SYSTEMS:
+            errs.append(field.not_supported("os", self.operating_system, OPERATING_SYSTEMS))
         for name in ("full_resync_period", "startup_timeout", "stream_idle_timeout", "stream_creation_timeout"):
             value = getattr(self, name)
             if value < 0:

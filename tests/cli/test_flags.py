@@ -86,6 +86,10 @@ def test_changed_is_tracked() -> None:
     (["--leader-elect=maybe"], 'invalid argument "maybe" for "--leader-elect" flag: strconv.ParseBool: '
                                'parsing "maybe": invalid syntax'),
     (["-v=high"], 'invalid argument "high" for "-v, --v" flag: strconv.ParseInt: parsing "high": invalid syntax'),
+    # values are quoted as pflag's %q does: a newline or a control character cannot break the line
+    (["-v=1\n2"], 'invalid argument "1\\n2" for "-v, --v" flag: strconv.ParseInt: parsing "1\\n2": invalid syntax'),
+    (["--lease-duration=\x1b[2J"],
+     'invalid argument "\\x1b[2J" for "--lease-duration" flag: time: invalid duration "\\x1b[2J"'),
 ])
 def test_bad_flags_name_flag_and_value(args: list[str], message: str) -> None:
     _, fss = make()

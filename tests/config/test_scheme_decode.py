@@ -153,7 +153,7 @@ def test_errors_are_decode_errors_of_located_lines() -> None:
         ("leaderElection: {resourceName: [x]}",
          "leaderElection.resourceName: Invalid value: must be a string, not a list"),
         ("podMaxBackoff: 15", 'podMaxBackoff: Invalid value: 15: must be a duration string such as "1m30s"'),
-        ("podMaxBackoff: 15x", 'podMaxBackoff: Invalid value: "15x": time: invalid duration "15x"'),
+        ("podMaxBackoff: 15x", 'podMaxBackoff: Invalid value: "15x": time: unknown unit "x" in duration "15x"'),
         ("bindTimeout: 10", 'bindTimeout: Invalid value: 10: must be a duration string such as "1m30s"'),
         ("profiles: [{mode: slow}]",
          'profiles[0].mode: Unsupported value: "slow": supported values: "fast", "safe"'),

@@ -159,8 +159,9 @@ def test_no_profiles_is_required_and_names_unique() -> None:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["--write-config-to=/dev/null"]])
-def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str]) -> None:
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["--write-config-to={tmp}/config.yaml"]])
+def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str], tmp_path: Path) -> None:
+    args = [a.format(tmp=tmp_path) for a in args]
     probe = (
         "import runpy, sys\n"
         f"sys.argv = ['kube-scheduler', *{args!r}]\n"
@@ -177,3 +178,20 @@ def test_run_without_a_cluster_says_so(tmp_path: Path) -> None:
     code, _, err, _ = execute(["--leader-elect=false", "--master=", "--kubeconfig=" + str(tmp_path / "none")])
     assert code == 1
     assert "Error: unable to read kubeconfig" in err or "Error: invalid configuration" in err
+
+
+@pytest.mark.unit
+def test_pod_topology_spread_constraints_of_the_wrong_types_are_named(tmp_path: Path) -> None:
+    source = tmp_path / "in.yaml"
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+                      "  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n"
+                      "      - {maxSkew: 1, topologyKey: [zone], whenUnsatisfiable: {a: 1}}\n"
+                      "      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,\n"
+                      "         matchLabelKeys: [1]}\n")
+    code, _, err, _ = execute([f"--config={source}", f"--write-config-to={tmp_path / 'out.yaml'}"])
+    path = "Error: profiles[0].pluginConfig[0].args.defaultConstraints"
+    assert code == 1
+    assert [line.split(": Invalid value:")[0] for line in err.splitlines() if line.startswith("Error:")] == [
+        f"{path}[0].topologyKey", f"{path}[0].whenUnsatisfiable", f"{path}[1].matchLabelKeys"]
+    assert "Traceback" not in err

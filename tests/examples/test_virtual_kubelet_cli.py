@@ -28,7 +28,7 @@ def test_help_shows_upstream_defaults_and_hides_hidden_flags() -> None:
     code, out, _ = execute(["--help"])
     assert code == 0
     for expected in ('--nodename string', '(default "virtual-kubelet")', '--os string',
-                     '(default "Linux")', '--cluster-domain string', '(default "cluster.local")',
+                     '(default "linux")', '--cluster-domain string', '(default "cluster.local")',
                      '--metrics-addr string', '(default ":10255")', '--listen-port int32',
                      '(default 10250)', '--pod-sync-workers int', '(default 10)',
                      '--full-resync-period duration', '(default 1m0s)', '--stream-idle-timeout duration',
@@ -66,7 +66,7 @@ def test_deprecated_flags_warn_hidden_ones_too(tmp_path: Path) -> None:
 
 @pytest.mark.unit
 @pytest.mark.parametrize(("args", "line"), [
-    (["--os=Plan9"], 'Error: os: Unsupported value: "Plan9": supported values: "Linux", "Windows"'),
+    (["--os=Plan9"], 'Error: os: Unsupported value: "Plan9": supported values: "linux", "windows", "Linux", "Windows"'),
     (["--pod-sync-workers=0"], "Error: pod-sync-workers: Invalid value: 0: must be at least 1"),
     (["--listen-port=70000"], "Error: listen-port: Invalid value: 70000: must be between 1 and 65535"),
     (["--nodename="], "Error: nodename: Required value"),
@@ -86,3 +86,19 @@ def test_bad_duration_flag_exits_2() -> None:
     assert code == 2
     assert err.splitlines()[0] == ('Error: invalid argument "soon" for "--full-resync-period" flag: '
                                    'time: invalid duration "soon"')
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("value", ["linux", "Linux", "windows", "Windows"])
+def test_os_takes_the_node_label_values_and_upstream_spellings(value: str, tmp_path: Path) -> None:
+    code, _, err = execute([f"--os={value}", f"--kubeconfig={tmp_path / 'none'}"])
+    assert code == 1 and not [line for line in err.splitlines() if line.startswith("Error: os:")]
+
+
+@pytest.mark.unit
+def test_os_defaults_to_the_node_label_value() -> None:
+    from examples.virtual_kubelet.options import VirtualKubeletOptions
+
+    assert VirtualKubeletOptions().operating_system == "linux"
+    code, _, err = execute(["--os=LINUX"])
+    assert code == 1 and 'Error: os: Unsupported value: "LINUX"' in err

@@ -221,7 +221,7 @@ def test_a_package_adds_a_plugin_through_the_entry_point(tmp_path: Path) -> None
 
 
 @pytest.mark.unit
-def test_registry_refuses_two_plugins_of_one_name() -> None:
+def test_registry_refuses_two_plugins_of_one_name(tmp_path: Path) -> None:
     class Impostor(Plugin):
         name = "NodeName"
 
@@ -229,7 +229,7 @@ def test_registry_refuses_two_plugins_of_one_name() -> None:
         def scheduler_filter(self, nodes: list[NodeInfo]) -> list[NodeInfo]:
             return nodes
 
-    code, err = run_command(["--write-config-to=/dev/null"], (Impostor,))
+    code, err = run_command([f"--write-config-to={tmp_path / 'config.yaml'}"], (Impostor,))
     assert code == 1 and err == "Error: a plugin named NodeName already exists\n"
 
 

@@ -28,13 +28,13 @@ def execute(args: list[str]) -> tuple[int, str]:
 
 
 @pytest.mark.unit
-def test_bad_serving_flags_are_one_line_each() -> None:
+def test_bad_serving_flags_are_one_line_each(tmp_path: Path) -> None:
     code, err = execute(["--secure-port=70000", "--tls-min-version=VersionTLS14", "--tls-cert-file=/x.crt",
                          "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_NOPE,TLS_RSA_WITH_RC4_128_SHA",
                          "--authorization-always-allow-paths=/healthz,metrics",
                          "--authentication-token-webhook-cache-ttl=-1s",
                          "--show-hidden-metrics-for-version=1.2",
-                         "--allow-metric-labels=my-metric,label=a", "--write-config-to=/dev/null"])
+                         "--allow-metric-labels=my-metric,label=a", f"--write-config-to={tmp_path / 'c.yaml'}"])
     assert code == 1
     lines = err.splitlines()
     assert "Error: --secure-port 70000 must be between 0 and 65535, inclusive. 0 for turning off secure port" in lines
@@ -87,13 +87,13 @@ def test_allow_metric_labels_take_several_pairs_with_comma_lists() -> None:
 
 
 @pytest.mark.unit
-def test_secret_flags_are_redacted_when_flags_are_logged() -> None:
-    code, err = execute(["-v=1", "--api-token=hunter2", "--write-config-to=/dev/null"])
+def test_secret_flags_are_redacted_when_flags_are_logged(tmp_path: Path) -> None:
+    code, err = execute(["-v=1", "--api-token=hunter2", f"--write-config-to={tmp_path / 'c.yaml'}"])
     assert code == 0
     assert 'FLAG: --api-token="<redacted>"' in err
     assert "hunter2" not in err
     assert 'FLAG: --secure-port="10999"' in err
-    code, err = execute(["-v=1", "--write-config-to=/dev/null"])
+    code, err = execute(["-v=1", f"--write-config-to={tmp_path / 'c.yaml'}"])
     assert 'FLAG: --api-token=""' in err
 
 

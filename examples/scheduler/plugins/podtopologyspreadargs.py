@@ -58,8 +58,35 @@ def _label_name_problems(key: str) -> list[str]:
     return problems
 
 
-def _validate_constraint(c: Mapping[str, Any], p: field.Path) -> list[Exception]:
+#: The JSON type each field of a v1.TopologySpreadConstraint has; a value of another type is refused by name.
+_CONSTRAINT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "maxSkew": ((int,), "an integer"), "minDomains": ((int,), "an integer"),
+    "topologyKey": ((str,), "a string"), "whenUnsatisfiable": ((str,), "a string"),
+    "nodeAffinityPolicy": ((str,), "a string"), "nodeTaintsPolicy": ((str,), "a string"),
+    "labelSelector": ((dict,), "a map"), "matchLabelKeys": ((list,), "a list of strings"),
+}
+
+
+def _type_problems(c: Mapping[str, Any], p: field.Path) -> list[Exception]:
+    """Fields of the wrong JSON type, as the strict decoder upstream reports them."""
+    errs: list[Exception] = []
+    for name, (types, what) in _CONSTRAINT_TYPES.items():
+        value = c.get(name)
+        wrong = value is not None and (isinstance(value, bool) or not isinstance(value, types))
+        if not wrong and name == "matchLabelKeys" and value is not None:
+            wrong = not all(isinstance(item, str) for item in value)
+        if wrong:
+            errs.append(field.invalid(p.child(name), value, f"must be {what}"))
+    return errs
+
+
+def _validate_constraint(c: Any, p: field.Path) -> list[Exception]:
+    if not isinstance(c, Mapping):
+        return [field.invalid(p, c, "must be a map of constraint fields")]
     errs: list[Exception] = [field.invalid(p.child(k), k, "unknown field") for k in c if k not in _CONSTRAINT_FIELDS]
+    type_errs = _type_problems(c, p)
+    if type_errs:
+        return errs + type_errs
     skew = c.get("maxSkew", 0)
     if not isinstance(skew, int) or isinstance(skew, bool) or skew <= 0:
         errs.append(field.invalid(p.child("maxSkew"), skew, "not in valid range (0, inf)"))
@@ -97,7 +124,10 @@ class PodTopologySpreadArgs:
         cpath = path.child("defaultConstraints")
         seen: set[tuple[Any, Any]] = set()
         for i, c in enumerate(self.default_constraints):
-            errs += _validate_constraint(c, cpath.index(i))
+            problems = _validate_constraint(c, cpath.index(i))
+            errs += problems
+            if problems:
+                continue  # a pair of wrong types may not even be hashable
             pair = (c.get("topologyKey"), c.get("whenUnsatisfiable"))
             if pair in seen:
                 errs.append(field.duplicate(cpath.index(i), f"{{{pair[0]}, {pair[1]}}}"))

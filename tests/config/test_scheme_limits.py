@@ -1,0 +1,97 @@
+"""A config file is untrusted input: its size, shape and kind are bounded, and every refusal names the file."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from componentbase.componentconfig import DecodeError
+from componentbase.componentconfig._load import MAX_ALIASES, MAX_DEPTH, MAX_VALUES
+from tests.config.schemetypes import SCHEME, SchedulerConfig, doc, errors_of
+
+pytestmark = pytest.mark.unit
+
+
+def bomb(width: int, levels: int) -> str:
+    lines = ["a0: &a0 [" + ", ".join(["x"] * width) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return doc("\n".join(lines) + "\n")
+
+
+def test_an_alias_bomb_is_refused_at_once_naming_the_file_and_line() -> None:
+    started = time.monotonic()
+    errors = errors_of(bomb(9, 9))
+    assert time.monotonic() - started < 1.0
+    assert len(errors) == 1
+    assert errors[0].startswith("sched.yaml:") and errors[0].endswith(
+        f"more than {MAX_VALUES} values once aliases are expanded")
+
+
+def test_too_many_aliases_are_refused() -> None:
+    text = doc("a: &a x\nb: [" + ", ".join(["*a"] * (MAX_ALIASES + 1)) + "]\n")
+    assert errors_of(text) == [f"sched.yaml:4: more than {MAX_ALIASES} aliases"]
+
+
+def test_a_few_aliases_are_fine() -> None:
+    # a small expansion is an ordinary YAML feature; the strict decoder then judges the fields as usual
+    errors = errors_of(doc("base: &b {x: 1}\nother: *b\n"))
+    assert all(line.startswith("sched.yaml:") for line in errors) and "more than" not in "".join(errors)
+
+
+@pytest.mark.parametrize("opening", ["[", "{a: "])
+def test_deep_nesting_is_refused_before_anything_recurses(opening: str) -> None:
+    closing = "]" if opening == "[" else "}"
+    n = 5000
+    errors = errors_of(doc("parallelism: " + opening * n + "1" * (opening != "[") + closing * n + "\n"))
+    assert errors == [f"sched.yaml:3: nested deeper than {MAX_DEPTH} levels"]
+
+
+def test_nesting_at_the_limit_is_read() -> None:
+    depth = MAX_DEPTH - 1  # the document's own map is one level
+    errors = errors_of(doc("parallelism: " + "[" * depth + "]" * depth + "\n"))
+    assert errors == ["sched.yaml:3: parallelism: Invalid value: must be an integer, not a list"]
+
+
+@pytest.mark.parametrize("size", [100_000, 1_000_000])
+def test_a_long_comment_is_read_in_linear_time(size: int) -> None:
+    text = doc("# " + "x" * size + "\nparallelism: 4  # " + "y" * size + "\n")
+    started = time.monotonic()
+    cfg = SCHEME.decode(text)
+    assert isinstance(cfg, SchedulerConfig) and cfg.parallelism == 4
+    assert time.monotonic() - started < 1.5
+    # the lines after a long comment are still right
+    assert errors_of(doc("# " + "x" * size + "\nparallelism: x\n")) == [
+        'sched.yaml:4: parallelism: Invalid value: "x": must be an integer']
+
+
+def test_comments_everywhere_change_nothing() -> None:
+    text = doc("""\
+        # head
+        parallelism: 4 # after a value
+        profiles: # after a key
+        - schedulerName: a  # in a list
+          # between
+          mode: fast
+        #tail""")
+    assert SCHEME.decode(text) == SCHEME.decode(doc("parallelism: 4\nprofiles:\n- schedulerName: a\n  mode: fast\n"))
+
+
+def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: opening it for reading would block forever
+    started = time.monotonic()
+    with pytest.raises(DecodeError) as info:
+        SCHEME.decode_file(fifo)
+    assert time.monotonic() - started < 1.0
+    assert str(info.value) == f"open {fifo}: is a FIFO, not a regular file"
+    with pytest.raises(DecodeError) as info:
+        SCHEME.decode_file("/dev/zero")  # endless: never read
+    assert str(info.value) == "open /dev/zero: is a character device, not a regular file"
+
+
+def test_an_input_ruamel_itself_fails_on_names_the_file() -> None:
+    errors = errors_of(doc("%YAML 9.9\n---\n"))
+    assert len(errors) == 1 and errors[0].startswith("sched.yaml: not valid YAML (")
