@@ -76,6 +76,8 @@ class Headers(Protocol):
 
 @attrs.frozen
 class Request:
+    """What an ``App`` is asked: the method, the path and its parsed query (raw, not percent-decoded), headers."""
+
     method: str
     path: str
     query: Mapping[str, list[str]]
