@@ -38,8 +38,11 @@ from componentbase.serving._secure import (
     SecureServingOptions,
 )
 from componentbase.serving._server import (
+    Request,
     Response,
     SecureServer,
+    Server,
+    ServerLimits,
 )
 from componentbase.serving._start import (
     start_serving,
@@ -54,11 +57,14 @@ __all__ = [
     "DelegationError",
     "HealthChecker",
     "NamedCheck",
+    "Request",
     "ResourceAttributes",
     "Response",
     "SecureServer",
     "SecureServingInfo",
     "SecureServingOptions",
+    "Server",
+    "ServerLimits",
     "ServingOptions",
     "check_one",
     "check_root",

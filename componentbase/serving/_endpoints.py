@@ -48,6 +48,8 @@ def _status(code: int, reason: str, message: str) -> Response:
 
 
 UNAUTHORIZED = _status(401, "Unauthorized", "Unauthorized")
+#: Everything here is read-only.
+METHOD_NOT_ALLOWED = Response(405, b"405: Method Not Allowed\n", headers={"Allow": "GET, HEAD"})
 
 
 def _forbidden(user: UserInfo, path: str, reason: str = "") -> Response:
@@ -89,6 +91,8 @@ class Endpoints:
             refused = self._refuse(req)
             if refused is not None:
                 return refused
+        if req.method not in ("GET", "HEAD"):
+            return METHOD_NOT_ALLOWED
         return self._serve(req)
 
     def _refuse(self, req: Request) -> Response | None:

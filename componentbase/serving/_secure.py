@@ -27,6 +27,7 @@ from componentbase.serving._certs import (
     generate_self_signed,
     maybe_default_self_signed,
 )
+from componentbase.serving._server import ServerLimits
 
 __all__ = ["IP", "SecureServingInfo", "SecureServingOptions"]
 
@@ -64,6 +65,8 @@ class SecureServingInfo:
     cipher_suites: tuple[str, ...] = ()
     #: How long a stop waits for requests in flight before hanging up on them.
     shutdown_timeout: float = 5.0
+    #: Timeouts and limits against slow, greedy and malformed clients.
+    limits: ServerLimits = attrs.field(factory=ServerLimits)
 
     def ssl_context(self, client_ca: str = "") -> ssl.SSLContext:
         """A fresh server context; ``client_ca`` asks clients for certificates signed by it (optional)."""
@@ -110,6 +113,8 @@ class SecureServingOptions(Options):
     tls_cipher_suites: list[str] = flag("tls-cipher-suites", _CIPHER_HELP, factory=list, section=SECTION)
     pair_name: str = "serving"
     shutdown_timeout: float = 5.0
+    #: Header deadline, idle timeout, requests in flight, size limits: ``ServerLimits(max_in_flight=100)``.
+    limits: ServerLimits = attrs.field(factory=ServerLimits)
 
     def validate(self) -> list[Exception]:
         errs: list[Exception] = [*super().validate()]
@@ -133,7 +138,7 @@ class SecureServingOptions(Options):
         info = SecureServingInfo(
             bind_address=self.bind_address or "0.0.0.0", port=self.bind_port, cert_pem=cert_pem, key_pem=key_pem,
             min_tls_version=self.tls_min_version, cipher_suites=tuple(self.tls_cipher_suites),
-            shutdown_timeout=self.shutdown_timeout)
+            shutdown_timeout=self.shutdown_timeout, limits=self.limits)
         try:
             info.ssl_context()
         except ssl.SSLError as err:

@@ -45,14 +45,14 @@ def kubelet_server(config: Any) -> Callable[[Node, threading.Event], Callable[[]
                          authorization=config.authorization, checks=[ready])
         server = SecureServer(info.bind_address, info.port, info.ssl_context(
             config.authentication.client_ca if config.authentication is not None else ""), app,
-            info.shutdown_timeout).start()
-        metrics = serve_metrics(config.options.metrics_addr, config.metrics) if config.options.metrics_addr else None
+            info.shutdown_timeout, limits=info.limits).start()
+        metrics_addr = config.options.metrics_addr
+        metrics = serve_metrics(metrics_addr, config.metrics, info.limits) if metrics_addr else None
 
         def stop() -> None:
             server.stop()
             if metrics is not None:
-                metrics.shutdown()
-                metrics.server_close()
+                metrics.stop()
 
         return stop
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -37,15 +39,20 @@ def _one(query: Mapping[str, list[str]], name: str) -> str:
     return values[0]
 
 
+#: Go's ``strconv.ParseBool``: exactly these spellings.
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+#: Go's ``strconv.Atoi`` on a 64-bit platform: ASCII digits with an optional sign, within int64.
+_ATOI = re.compile(r"[+-]?[0-9]+")
+_INT64 = 1 << 63
+
+
 def _bool(query: Mapping[str, list[str]], name: str) -> bool:
     text = _one(query, name)
-    if text == "":
+    if text == "" or text in _FALSE:
         return False
-    lowered = text.lower()
-    if lowered in ("1", "t", "true"):
+    if text in _TRUE:
         return True
-    if lowered in ("0", "f", "false"):
-        return False
     raise LogOptionsError(f'could not parse "{name}": strconv.ParseBool: parsing "{text}": invalid syntax')
 
 
@@ -53,17 +60,22 @@ def _int(query: Mapping[str, list[str]], name: str, minimum: int) -> int | None:
     text = _one(query, name)
     if text == "":
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise LogOptionsError(f'could not parse "{name}": strconv.Atoi: parsing "{text}": invalid syntax') from None
+    if not _ATOI.fullmatch(text):
+        raise LogOptionsError(f'could not parse "{name}": strconv.Atoi: parsing "{text}": invalid syntax')
+    value = int(text)
+    if not -_INT64 <= value < _INT64:
+        raise LogOptionsError(f'could not parse "{name}": strconv.Atoi: parsing "{text}": value out of range')
     if value < minimum:
-        raise LogOptionsError(f'"{name}" is {value}')
+        raise LogOptionsError(f'"{name}" is {value}: must be at least {minimum}')
     return value
 
 
 def parse_log_options(query: Mapping[str, list[str]]) -> LogOptions:
-    """Upstream's ``parseLogOptions``: the same parameters, checks and messages."""
+    """Upstream's ``parseLogOptions``: the same parameters and checks; each message says what is wrong.
+
+    Beyond upstream, ``sinceSeconds`` may not reach back before 1970: no log line is older, and a provider
+    subtracting it from now would fail (upstream's Go arithmetic overflows silently instead).
+    """
     since_time = None
     text = _one(query, "sinceTime")
     if text:
@@ -72,6 +84,8 @@ def parse_log_options(query: Mapping[str, list[str]]) -> LogOptions:
         except ValueError:
             raise LogOptionsError(f'could not parse "sinceTime": {text!r} is not RFC 3339') from None
     since_seconds = _int(query, "sinceSeconds", 1)
+    if since_seconds is not None and since_seconds > (epoch := int(time.time())):
+        raise LogOptionsError(f'"sinceSeconds" is {since_seconds}: more than the {epoch} seconds since 1970')
     if since_time is not None and since_seconds is not None:
         raise LogOptionsError('both "sinceSeconds" and "sinceTime" are set')
     return LogOptions(tail=_int(query, "tailLines", 0), limit_bytes=_int(query, "limitBytes", 1),
@@ -113,6 +127,37 @@ def request_attributes(node_name: str, method: str, path: str) -> componentbase.
                                                     subresource=subresource, version="v1", name=node_name)
 
 
+_READ = ("GET", "HEAD")
+
+
+def _method_not_allowed(methods: Sequence[str]) -> Any:
+    """go-restful's answer to a known path asked with another method, listing the ones it takes."""
+    from componentbase.serving import Response
+
+    return Response(405, b"405: Method Not Allowed\n", headers={"Allow": ", ".join(methods)})
+
+
+def _route(path: str) -> tuple[Callable[[KubeletAPI, Any], Any], Sequence[str]] | None:
+    """The handler of ``path`` and the methods it takes (the kubelet's routes: exec is a WebSocket GET
+    here, as SPDY's POST is not served), or None for an unknown path."""
+    kind, _, rest = path.lstrip("/").partition("/")
+    if kind in ("healthz", "livez", "readyz"):
+        return (lambda api, req: api._health(kind, rest, req.query)), _READ
+    if path == "/pods":
+        return (lambda api, req: _pod_list(api.pods())), _READ
+    if path in ("/runningpods", "/runningpods/"):
+        return (lambda api, req: _pod_list(api.provider.get_pods())), _READ
+    parts = rest.split("/")
+    if len(parts) != 3 or not all(parts):
+        return None
+    namespace, pod, container = parts
+    if kind == "containerLogs":
+        return (lambda api, req: api._logs(namespace, pod, container, req.query)), _READ
+    if kind == "exec":
+        return (lambda api, req: api._exec(namespace, pod, container, req)), ("GET",)
+    return None
+
+
 class KubeletAPI:
     """The request handler (a ``componentbase.serving`` App) for one node."""
 
@@ -127,25 +172,17 @@ class KubeletAPI:
 
     def __call__(self, req: Any) -> Any:
         path = req.path
-        kind, _, rest = path.lstrip("/").partition("/")
         if self.authorization is None or not self.authorization.path_always_allowed(path):
             refused = self._refuse(req)
             if refused is not None:
                 return refused
-        if kind in ("healthz", "livez", "readyz"):
-            return self._health(kind, rest, req.query)
-        if path == "/pods":
-            return _pod_list(self.pods())
-        if path in ("/runningpods", "/runningpods/"):
-            return _pod_list(self.provider.get_pods())
-        parts = rest.split("/")
-        if len(parts) == 3 and all(parts):
-            namespace, pod, container = parts
-            if kind == "containerLogs":
-                return self._logs(namespace, pod, container, req.query)
-            if kind == "exec":
-                return self._exec(namespace, pod, container, req)
-        return _text(404, "404 page not found")
+        route = _route(path)
+        if route is None:
+            return _text(404, "404 page not found")
+        handler, methods = route
+        if req.method not in methods:
+            return _method_not_allowed(methods)
+        return handler(self, req)
 
     # --- auth -----------------------------------------------------------------------------------
 

@@ -1,12 +1,18 @@
-"""``--metrics-addr``: ``/metrics`` over plain HTTP, as upstream serves it next to the kubelet API."""
+"""``--metrics-addr``: ``/metrics`` over plain HTTP, as upstream serves it next to the kubelet API.
+
+Served by the library's server (plain, without TLS), so the port has the kubelet API's defences: header
+deadline, idle timeout, requests in flight, no tracebacks for clients that go away.
+"""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import componentbase
+
 __all__ = ["parse_addr", "serve_metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def parse_addr(addr: str) -> tuple[str, int]:
@@ -17,26 +23,17 @@ def parse_addr(addr: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def serve_metrics(addr: str, metrics: Any) -> ThreadingHTTPServer:
-    """Start serving in a thread; ``shutdown()`` then ``server_close()`` stop it."""
+def serve_metrics(addr: str, metrics: Any, limits: componentbase.serving.ServerLimits | None = None
+                  ) -> componentbase.serving.Server:
+    """Start serving in a thread; ``stop()`` stops it (its port is ``.port``)."""
+    from componentbase.serving import Request, Response, Server
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    def app(req: Request) -> Response:
+        if req.path != "/metrics":
+            return Response(404, b"404 page not found\n")
+        if req.method not in ("GET", "HEAD"):
+            return Response(405, b"405: Method Not Allowed\n", headers={"Allow": "GET, HEAD"})
+        return Response(200, metrics.render(), CONTENT_TYPE)
 
-        def do_GET(self) -> None:
-            if self.path.split("?", 1)[0] != "/metrics":
-                self.send_error(404)
-                return
-            body = metrics.render()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(parse_addr(addr), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="metrics-http",
-                     daemon=True).start()
-    return server
+    host, port = parse_addr(addr)
+    return Server(host, port, None, app, limits=limits).start()
