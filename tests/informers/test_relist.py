@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -11,13 +10,6 @@ from componentbase.client import ObjectClient, is_too_large_resource_version
 from componentbase.informers import InformerFactory, strip_managed_fields
 from componentbase.testing import LoopbackAPIServer, eventually
 from tests.controller.helpers import configmap
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 @pytest.mark.integration
