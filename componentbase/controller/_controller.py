@@ -113,7 +113,7 @@ class Controller:
     def run(self, stop: threading.Event) -> None:
         """Reconcile until ``stop`` is set: every cached object first, then what changes. Blocks."""
         queue: RateLimitingQueue[Request] = RateLimitingQueue(
-            self._rate_limiter or default_controller_rate_limiter(), name=self.name)
+            self._rate_limiter or default_controller_rate_limiter(), name=self.name, metrics=self.metrics)
         with self._lock:
             self._queue = queue
         for w in self._watches:

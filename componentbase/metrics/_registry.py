@@ -27,6 +27,9 @@ UNEXPECTED = "unexpected"
 #: client-go's buckets for request latency, in seconds.
 _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
+#: client-go's workqueue buckets: 10 ns to 10 s, by tens.
+_QUEUE_BUCKETS = tuple(1e-8 * 10**i for i in range(10))
+
 #: controller-runtime's buckets for reconcile time, in seconds.
 _RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
                       0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30,
@@ -80,6 +83,17 @@ class Metrics:
                                            buckets=_RECONCILE_BUCKETS)
         self._max_reconciles = self._maybe(Gauge, "controller_runtime_max_concurrent_reconciles",
                                            "Maximum number of concurrent reconciles per controller", ["controller"])
+        self._queue_depth = self._maybe(Gauge, "workqueue_depth", "Current depth of workqueue", ["name"])
+        self._queue_adds = self._maybe(Counter, "workqueue_adds", "Total number of adds handled by workqueue",
+                                       ["name"], public_name="workqueue_adds_total")
+        self._queue_latency = self._maybe(Histogram, "workqueue_queue_duration_seconds",
+                                          "How long in seconds an item stays in workqueue before being requested.",
+                                          ["name"], buckets=_QUEUE_BUCKETS)
+        self._queue_work = self._maybe(Histogram, "workqueue_work_duration_seconds",
+                                       "How long in seconds processing an item from workqueue takes.",
+                                       ["name"], buckets=_QUEUE_BUCKETS)
+        self._queue_retries = self._maybe(Counter, "workqueue_retries", "Total number of retries handled by workqueue",
+                                          ["name"], public_name="workqueue_retries_total")
         build = self._maybe(Gauge, "kubernetes_build_info",
                             "A metric with a constant '1' value labeled by major, minor, git version, git commit, "
                             "git tree state, build date, Python version, compiler, and platform on which this "
@@ -136,6 +150,28 @@ class Metrics:
                 self._reconciles.labels(controller, result)
         if self._reconcile_errors is not None:
             self._reconcile_errors.labels(controller)
+
+    # --- a ``workqueue.QueueMetrics``: client-go's workqueue metrics, by queue name ----------------
+
+    def queue_added(self, name: str, depth: int) -> None:
+        if self._queue_adds is not None:
+            self._queue_adds.labels(name).inc()
+        if self._queue_depth is not None:
+            self._queue_depth.labels(name).set(depth)
+
+    def queue_taken(self, name: str, depth: int, waited: float) -> None:
+        if self._queue_depth is not None:
+            self._queue_depth.labels(name).set(depth)
+        if self._queue_latency is not None:
+            self._queue_latency.labels(name).observe(waited)
+
+    def queue_done(self, name: str, worked: float) -> None:
+        if self._queue_work is not None:
+            self._queue_work.labels(name).observe(worked)
+
+    def queue_retried(self, name: str) -> None:
+        if self._queue_retries is not None:
+            self._queue_retries.labels(name).inc()
 
     def track(self, api_client: Any) -> None:
         """Count the requests :func:`observe_request` sees on ``api_client`` in these metrics."""

@@ -25,6 +25,7 @@ __all__ = [
     "BucketRateLimiter",
     "ItemExponentialFailureRateLimiter",
     "MaxOfRateLimiter",
+    "QueueMetrics",
     "RateLimiter",
     "RateLimitingQueue",
     "ShutDown",
@@ -123,11 +124,37 @@ def default_controller_rate_limiter() -> MaxOfRateLimiter:
 
 # --- queues --------------------------------------------------------------------------------------
 
-class WorkQueue(Generic[T]):
-    """A FIFO of distinct items with ``add_after`` for delayed adds; ``get`` blocks."""
+class QueueMetrics(Protocol):
+    """Where a queue reports client-go's workqueue metrics (``componentbase.metrics.Metrics`` does)."""
 
-    def __init__(self, name: str = "") -> None:
+    def queue_added(self, name: str, depth: int) -> None:
+        """An item became queued; ``depth`` is the number waiting now."""
+        ...
+
+    def queue_taken(self, name: str, depth: int, waited: float) -> None:
+        """A worker took an item that waited ``waited`` seconds."""
+        ...
+
+    def queue_done(self, name: str, worked: float) -> None:
+        """A worker finished an item after ``worked`` seconds."""
+        ...
+
+    def queue_retried(self, name: str) -> None:
+        """An item was added back after a failure."""
+        ...
+
+
+class WorkQueue(Generic[T]):
+    """A FIFO of distinct items with ``add_after`` for delayed adds; ``get`` blocks.
+
+    With ``metrics``, it reports depth, adds, time in queue and time in work under ``name``.
+    """
+
+    def __init__(self, name: str = "", metrics: QueueMetrics | None = None) -> None:
         self.name = name
+        self.metrics = metrics
+        self._added_at: dict[T, float] = {}
+        self._taken_at: dict[T, float] = {}
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[T] = deque()
         self._dirty: set[T] = set()
@@ -148,9 +175,13 @@ class WorkQueue(Generic[T]):
         if self._shutting_down or item in self._dirty:
             return
         self._dirty.add(item)
+        if self.metrics is not None:
+            self._added_at[item] = time.monotonic()
         if item not in self._processing:
             self._queue.append(item)
             self._cond.notify()
+        if self.metrics is not None:
+            self.metrics.queue_added(self.name, len(self._queue))
 
     def add_after(self, item: T, delay: float) -> None:
         """Add ``item`` once ``delay`` seconds passed; an earlier pending time for it wins."""
@@ -194,6 +225,9 @@ class WorkQueue(Generic[T]):
                     item = self._queue.popleft()
                     self._processing.add(item)
                     self._dirty.discard(item)
+                    if self.metrics is not None:
+                        self._taken_at[item] = now
+                        self.metrics.queue_taken(self.name, len(self._queue), now - self._added_at.pop(item, now))
                     return item
                 if self._shutting_down:
                     raise ShutDown(self.name)
@@ -209,6 +243,8 @@ class WorkQueue(Generic[T]):
         """The worker finished ``item``; if it was added meanwhile, it is queued again now."""
         with self._cond:
             self._processing.discard(item)
+            if self.metrics is not None:
+                self.metrics.queue_done(self.name, time.monotonic() - self._taken_at.pop(item, time.monotonic()))
             if item in self._dirty:
                 self._queue.append(item)
                 self._cond.notify()
@@ -254,12 +290,15 @@ class WorkQueue(Generic[T]):
 class RateLimitingQueue(WorkQueue[T]):
     """A ``WorkQueue`` whose retries wait as a ``RateLimiter`` says (client-go's default if none given)."""
 
-    def __init__(self, rate_limiter: RateLimiter | None = None, name: str = "") -> None:
-        super().__init__(name)
+    def __init__(self, rate_limiter: RateLimiter | None = None, name: str = "",
+                 metrics: QueueMetrics | None = None) -> None:
+        super().__init__(name, metrics)
         self.rate_limiter: RateLimiter = rate_limiter or default_controller_rate_limiter()
 
     def add_rate_limited(self, item: T) -> None:
         """Add ``item`` after its backoff: call this when processing it failed."""
+        if self.metrics is not None:
+            self.metrics.queue_retried(self.name)
         self.add_after(item, self.rate_limiter.when(item))
 
     def forget(self, item: T) -> None:

@@ -164,6 +164,12 @@ def test_reconciles_are_counted_with_controller_runtimes_metric_names(factory: I
     assert 'controller_runtime_reconcile_errors_total{controller="counted"} 1.0' in text
     assert 'controller_runtime_reconcile_time_seconds_count{controller="counted"} 2.0' in text
     assert 'controller_runtime_max_concurrent_reconciles{controller="counted"} 1.0' in text
+    # client-go's workqueue metrics of the controller's queue: one add, one retry after the failure
+    assert 'workqueue_adds_total{name="counted"} 2.0' in text
+    assert 'workqueue_retries_total{name="counted"} 1.0' in text
+    assert 'workqueue_queue_duration_seconds_count{name="counted"} 2.0' in text
+    assert 'workqueue_work_duration_seconds_count{name="counted"} 2.0' in text
+    assert 'workqueue_depth{name="counted"} 0.0' in text
 
 
 @pytest.mark.unit
