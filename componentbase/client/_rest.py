@@ -11,13 +11,13 @@ after start-up).
 from __future__ import annotations
 
 import difflib
-import json
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from componentbase.client._errors import json_body
 from componentbase.client._fastcall import request
 
 __all__ = ["RESTMapper", "ResourceMapping", "UnknownKind", "request"]
@@ -55,13 +55,6 @@ class ResourceMapping:
         return base
 
 
-def _read_json(resp: Any) -> Any:
-    try:
-        return json.loads(resp.data)
-    finally:
-        resp.release_conn()
-
-
 class RESTMapper:
     """Maps ``(apiVersion, kind)`` to its ``ResourceMapping``, from discovery, cached per group-version."""
 
@@ -95,7 +88,7 @@ class RESTMapper:
         group, _, version = api_version.rpartition("/")
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         try:
-            doc = _read_json(request(self.api_client, "GET", path, timeout=30))
+            doc = json_body(request(self.api_client, "GET", path, timeout=30))
         except ApiException as err:
             if err.status != 404:
                 raise
@@ -141,7 +134,7 @@ class ObjectClient:
         mapping = self.mapper.mapping(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         meta = obj.get("metadata") or {}
         path = mapping.path(meta.get("namespace") or None, str(meta.get("name", "")) if name else "", subresource)
-        return _read_json(request(self.api_client, method, path, query=list(query), body=body,
+        return json_body(request(self.api_client, method, path, query=list(query), body=body,
                                   content_type=content_type if body is not None else None, timeout=60))
 
     def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> Any:
