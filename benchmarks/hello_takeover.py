@@ -1,6 +1,6 @@
 """Hot standby: from SIGKILL of the leading hello replica to the standby's first write, against a target.
 
-Each round starts a loopback API server (a child process) and two ``python -m examples.hello`` replicas
+Each round starts a loopback API server (a child process) and two ``python -m componentbase_examples.hello`` replicas
 (leaseDuration 2 s, renewDeadline 1.5 s, retryPeriod 0.2 s), waits until the standby campaigns with a synced
 cache, kills the leader, creates a ConfigMap at once and times until its greeting is written. Target: at most
 leaseDuration + retryPeriod + 0.3 s. The standby judges expiry from when it last saw the lease change (as
@@ -42,7 +42,7 @@ def one_round(tmp: Path, n: int) -> float:
     try:
         _wait(kubeconfig.exists, 30, "the server")
         objects = ObjectClient(new_api_client(ClientConnectionConfiguration(kubeconfig=str(kubeconfig), qps=-1)))
-        args = [sys.executable, "-m", "examples.hello", f"--kubeconfig={kubeconfig}",
+        args = [sys.executable, "-m", "componentbase_examples.hello", f"--kubeconfig={kubeconfig}",
                 f"--leader-elect-lease-duration={LEASE}s", f"--leader-elect-renew-deadline={RENEW}s",
                 f"--leader-elect-retry-period={RETRY}s", "--leader-elect-resource-namespace=default"]
         logs = [tmp / f"hello-{n}-{i}.log" for i in range(2)]

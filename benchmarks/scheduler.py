@@ -159,7 +159,7 @@ def end_to_end(kubeconfig: str, url: str, nodes: int, pods: int, tmp: str, paral
                ) -> tuple[float, float, int]:
     """The scheduler's pods/s for ``pods`` pods created by another process; also their creation time."""
     from componentbase.serving import configz
-    from examples.scheduler.__main__ import new_command
+    from componentbase_examples.scheduler.__main__ import new_command
 
     rng = random.Random(1)
     parts = urlsplit(url)

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.scheduler import config, profiles
-from examples.scheduler.algorithm import FitError, SchedulingAlgorithm
-from examples.scheduler.framework import Handle, Registry, new_plugin_manager
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.snapshot import NodeInfo, Snapshot
+from componentbase_examples.scheduler import config, profiles
+from componentbase_examples.scheduler.algorithm import FitError, SchedulingAlgorithm
+from componentbase_examples.scheduler.framework import Handle, Registry, new_plugin_manager
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
 
 TARGET = 500.0
 CAPACITIES = [("8", "32Gi"), ("16", "64Gi"), ("32", "128Gi")]

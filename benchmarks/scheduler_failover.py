@@ -1,8 +1,9 @@
 """The scheduler's standby takeover: from SIGKILL of the leading replica to the new leader's first binding.
 
-Two ``python -m examples.scheduler`` replicas with leader election (leaseDuration 2 s, renewDeadline 1.5 s,
-retryPeriod 0.2 s) against the loopback API server in this process. Each round waits until a standby has
-synced its caches and campaigns, SIGKILLs the leader, creates one pod at once and times until the pod is
+Two ``python -m componentbase_examples.scheduler`` replicas with leader election (leaseDuration 2 s,
+renewDeadline 1.5 s, retryPeriod 0.2 s) against the loopback API server in this process.
+Each round waits until a standby has synced its caches and campaigns, SIGKILLs the leader,
+creates one pod at once and times until the pod is
 bound; then a fresh standby is started for the next round. Target (issue 16): median at most
 leaseDuration + retryPeriod + 0.3 s = 2.5 s. A cold standby (informers started only once leading) took
 2.75 to 2.93 s.
@@ -44,7 +45,7 @@ leaderElection:
 class Replica:
     def __init__(self, config: Path) -> None:
         self.log: IO[str] = tempfile.TemporaryFile("w+")
-        self.p = subprocess.Popen([sys.executable, "-m", "examples.scheduler", "--secure-port=0",
+        self.p = subprocess.Popen([sys.executable, "-m", "componentbase_examples.scheduler", "--secure-port=0",
                                    f"--config={config}"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=self.log,
                                   text=True)
 

@@ -95,7 +95,7 @@ def main() -> int:
     import componentbase
     from componentbase.serving import start_serving
     from componentbase.testing import LoopbackAPIServer
-    from examples.scheduler.options import SchedulerOptions
+    from componentbase_examples.scheduler.options import SchedulerOptions
 
     folder = tempfile.mkdtemp(prefix="bench-serving-")
     tokens = os.path.join(folder, "tokens.csv")

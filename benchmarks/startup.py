@@ -1,6 +1,6 @@
 """Start-up cost of a component's ``--help``, as a ratio to a bare interpreter, measured in one run.
 
-Target (issue 2): median(``python -m examples.scheduler --help``) / median(``python -c pass``) <= 8.
+Target (issue 2): median(``python -m componentbase_examples.scheduler --help``) / median(``python -c pass``) <= 8.
 Run from the repository root: ``python benchmarks/startup.py [--runs N]``.
 """
 
@@ -31,11 +31,11 @@ def main() -> int:
     base, help_ = [], []
     for _ in range(args.runs):
         base.append(once([sys.executable, "-c", "pass"]))
-        help_.append(once([sys.executable, "-m", "examples.scheduler", "--help"]))
+        help_.append(once([sys.executable, "-m", "componentbase_examples.scheduler", "--help"]))
     b, h = statistics.median(base), statistics.median(help_)
     ratio = h / b
     print(f"python -c pass:                      {b * 1000:7.1f} ms (median of {args.runs})")
-    print(f"python -m examples.scheduler --help: {h * 1000:7.1f} ms (median of {args.runs})")
+    print(f"python -m componentbase_examples.scheduler --help: {h * 1000:7.1f} ms (median of {args.runs})")
     print(f"ratio: {ratio:.2f} (target <= {TARGET:g}) {'OK' if ratio <= TARGET else 'OVER TARGET'}")
     return 0
 

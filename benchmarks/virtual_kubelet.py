@@ -138,11 +138,11 @@ def baseline(api: Any, n: int, workers: int, node: str, cpu: CPUMeter) -> Run:
 
 def virtual_kubelet(api: Any, n: int, workers: int, node_name: str, cpu: CPUMeter) -> Run:
     """Pods/s from bound to Running, as the VK's own pod informer sees them."""
-    from examples.virtual_kubelet.node import Node
-    from examples.virtual_kubelet.provider import Provider
-    from examples.virtual_kubelet.provider_types import ProviderContext
-    from examples.virtual_kubelet.providers.mock import MockProvider
-    from examples.virtual_kubelet.resources import ResourceManager
+    from componentbase_examples.virtual_kubelet.node import Node
+    from componentbase_examples.virtual_kubelet.provider import Provider
+    from componentbase_examples.virtual_kubelet.provider_types import ProviderContext
+    from componentbase_examples.virtual_kubelet.providers.mock import MockProvider
+    from componentbase_examples.virtual_kubelet.resources import ResourceManager
 
     create_pods(api, node_name, n, workers)
     running: set[str] = set()
@@ -160,7 +160,7 @@ def virtual_kubelet(api: Any, n: int, workers: int, node_name: str, cpu: CPUMete
     resources = ResourceManager()
     ctx = ProviderContext(node_name=node_name, operating_system="Linux", internal_ip="", daemon_port=10250,
                           cluster_domain="cluster.local", config=None, resources=resources)
-    # As examples/virtual_kubelet/app.py builds it (Events from a child process) and as Command runs it
+    # As componentbase_examples/virtual_kubelet/app.py builds it (Events from a child process) and as Command runs it
     # (what start-up built frozen out of the collector's full passes).
     node = Node(api, Provider("mock", MockProvider(ctx)), name=node_name, workers=workers, resources=resources,
                 event_sink="process")

@@ -99,7 +99,7 @@ def _private(module: str) -> bool:
 @pytest.mark.unit
 def test_examples_and_benchmarks_use_only_public_names() -> None:
     found = [f"{path.relative_to(ROOT)}:{line}: {module}"
-             for folder in ("examples", "benchmarks") for path in sorted((ROOT / folder).rglob("*.py"))
+             for folder in ("componentbase_examples", "benchmarks") for path in sorted((ROOT / folder).rglob("*.py"))
              for line, module, _ in _imports(path) if _private(module)]
     assert not found, "private componentbase modules imported:\n" + "\n".join(found)
 

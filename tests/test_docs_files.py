@@ -37,5 +37,5 @@ def test_marked_blocks_are_their_files(doc: str) -> None:
 
 def test_getting_started_shows_every_example_it_names() -> None:
     marked = {path for path, _ in MARKED.findall((ROOT / "docs" / "getting-started.md").read_text())}
-    assert marked == {"examples/hello/__main__.py", "examples/widgets/crd.yaml", "examples/widgets/__main__.py",
-                      "examples/greeter/__main__.py"}
+    assert marked == {"componentbase_examples/hello/__main__.py", "componentbase_examples/widgets/crd.yaml",
+                      "componentbase_examples/widgets/__main__.py", "componentbase_examples/greeter/__main__.py"}

@@ -91,7 +91,7 @@ def test_an_unsupported_field_type_is_a_program_error_not_a_file_error() -> None
 
 @pytest.mark.unit
 def test_new_is_what_an_empty_document_decodes_to() -> None:
-    from examples.scheduler.config import API_VERSION, KIND, SCHEME
+    from componentbase_examples.scheduler.config import API_VERSION, KIND, SCHEME
 
     assert SCHEME.new(API_VERSION, KIND) == SCHEME.decode(f"apiVersion: {API_VERSION}\nkind: {KIND}\n")
     with pytest.raises(ValueError, match='no kind "Nope" is registered for version "x/v1"'):

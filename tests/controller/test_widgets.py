@@ -1,4 +1,4 @@
-"""examples/widgets: a controller for a custom resource whose CRD loads from a YAML file, as envtest loads them."""
+"""componentbase_examples/widgets: a custom resource's controller; its CRD loads from YAML, as envtest's do."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from kubernetes.client.exceptions import ApiException
 from componentbase.client import ObjectClient
 from componentbase.controller import Manager
 from componentbase.testing import LoopbackAPIServer, eventually
-from examples.widgets.__main__ import setup
+from componentbase_examples.widgets.__main__ import setup
 
 pytestmark = pytest.mark.integration
 
-CRD = Path(__file__).resolve().parents[2] / "examples" / "widgets" / "crd.yaml"
+CRD = Path(__file__).resolve().parents[2] / "componentbase_examples" / "widgets" / "crd.yaml"
 
 
 @pytest.fixture

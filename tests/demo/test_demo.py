@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_runs_every_pod_through_a_scheduler_failover() -> None:
-    result = subprocess.run([sys.executable, "-m", "examples.demo", "--pods=6", "--nodes=2", "--timeout=2m"],
+    result = subprocess.run([sys.executable, "-m", "componentbase_examples.demo",
+                             "--pods=6", "--nodes=2", "--timeout=2m"],
                             cwd=ROOT, capture_output=True, text=True, timeout=240)
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
@@ -32,7 +33,8 @@ def test_demo_runs_every_pod_through_a_scheduler_failover() -> None:
 
 
 def test_demo_refuses_bad_flags() -> None:
-    result = subprocess.run([sys.executable, "-m", "examples.demo", "--pods=0", "--kubeconfig=/nonexistent"],
+    result = subprocess.run([sys.executable, "-m", "componentbase_examples.demo",
+                             "--pods=0", "--kubeconfig=/nonexistent"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stderr.splitlines() == ["Error: pods: Invalid value: 0: must be at least 1",
@@ -50,7 +52,7 @@ def test_demo_against_a_given_cluster_leaves_nothing_behind() -> None:
     admin = User("someone", "someone", ("system:masters",))
     with LoopbackAPIServer(tokens={"a-real-clusters-token": admin}) as server:
         result = subprocess.run(
-            [sys.executable, "-m", "examples.demo", "--pods=4", "--nodes=2", "--schedulers=1",
+            [sys.executable, "-m", "componentbase_examples.demo", "--pods=4", "--nodes=2", "--schedulers=1",
              f"--kubeconfig={server.kubeconfig_path}", "--timeout=2m"],
             cwd=ROOT, capture_output=True, text=True, timeout=240)
         assert result.returncode == 0, result.stdout + result.stderr

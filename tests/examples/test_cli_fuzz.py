@@ -44,19 +44,19 @@ OWN_FLAGS = {"config", "write-config-to", "kubeconfig", "authentication-kubeconf
 
 
 def scheduler() -> componentbase.Command:
-    from examples.scheduler.__main__ import new_command
+    from componentbase_examples.scheduler.__main__ import new_command
 
     return new_command()
 
 
 def virtual_kubelet() -> componentbase.Command:
-    from examples.virtual_kubelet.__main__ import new_command
+    from componentbase_examples.virtual_kubelet.__main__ import new_command
 
     return new_command()
 
 
 def greeter() -> componentbase.Command:
-    from examples.greeter.__main__ import HelloOptions, run
+    from componentbase_examples.greeter.__main__ import HelloOptions, run
 
     return componentbase.Command("hello", HelloOptions(), run)
 

@@ -25,12 +25,12 @@ TIMING = ["--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=150
 
 
 class Replica:
-    """One ``python -m examples.greeter`` process, its stderr collected line by line."""
+    """One ``python -m componentbase_examples.greeter`` process, its stderr collected line by line."""
 
     def __init__(self, config: Path, name: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "examples.greeter", f"--config={config}", f"--name={name}", "--leader-elect",
-             *TIMING], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+            [sys.executable, "-m", "componentbase_examples.greeter", f"--config={config}", f"--name={name}",
+             "--leader-elect", *TIMING], cwd=ROOT, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, args=(self.proc.stderr,), daemon=True)
         self._reader.start()

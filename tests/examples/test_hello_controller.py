@@ -1,4 +1,4 @@
-"""``python -m examples.hello``: the smallest controller, two replicas handing over on SIGKILL and SIGTERM."""
+"""``python -m componentbase_examples.hello``: the smallest controller; two replicas hand over on SIGKILL, SIGTERM."""
 
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ TIMING = ["--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=150
 
 
 class Replica:
-    """One ``python -m examples.hello`` process, its log in a file."""
+    """One ``python -m componentbase_examples.hello`` process, its log in a file."""
 
     def __init__(self, server: LoopbackAPIServer, log: Path) -> None:
         self.log = log
         with log.open("w") as f:
-            self.proc = subprocess.Popen([sys.executable, "-m", "examples.hello",
+            self.proc = subprocess.Popen([sys.executable, "-m", "componentbase_examples.hello",
                                           f"--kubeconfig={server.kubeconfig_path}", *TIMING], cwd=ROOT, stderr=f)
 
     def logged(self, text: str) -> bool:

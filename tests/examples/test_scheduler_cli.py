@@ -11,8 +11,8 @@ import pytest
 
 import componentbase
 from componentbase.serving import configz
-from examples.scheduler.__main__ import new_command
-from examples.scheduler.config import KubeSchedulerConfiguration, KubeSchedulerProfile
+from componentbase_examples.scheduler.__main__ import new_command
+from componentbase_examples.scheduler.config import KubeSchedulerConfiguration, KubeSchedulerProfile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,7 +150,7 @@ leaderElection:
 
 @pytest.mark.unit
 def test_no_profiles_is_required_and_names_unique() -> None:
-    from examples.scheduler.config import validate
+    from componentbase_examples.scheduler.config import validate
 
     cfg = KubeSchedulerConfiguration(profiles=[])
     assert [str(e) for e in validate(cfg)] == ["profiles: Required value: must have at least one profile"]
@@ -165,7 +165,7 @@ def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str], tmp_
     probe = (
         "import runpy, sys\n"
         f"sys.argv = ['kube-scheduler', *{args!r}]\n"
-        "try:\n    runpy.run_module('examples.scheduler', run_name='__main__')\n"
+        "try:\n    runpy.run_module('componentbase_examples.scheduler', run_name='__main__')\n"
         "except SystemExit as e:\n    code = e.code\n"
         "print('CODE', code, 'KUBERNETES', any(m.split('.')[0] == 'kubernetes' for m in sys.modules))\n"
     )

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def execute(args: list[str]) -> tuple[int, str, str]:
-    from examples.virtual_kubelet.__main__ import new_command
+    from componentbase_examples.virtual_kubelet.__main__ import new_command
 
     cmd = new_command()
     cmd.configz_registry = configz.Registry()
@@ -41,7 +41,7 @@ def test_help_shows_upstream_defaults_and_hides_hidden_flags() -> None:
 
 @pytest.mark.process
 def test_env_defaults() -> None:
-    probe = ("from examples.virtual_kubelet.options import VirtualKubeletOptions as O; o = O(); "
+    probe = ("from componentbase_examples.virtual_kubelet.options import VirtualKubeletOptions as O; o = O(); "
              "print(o.node_name, o.listen_port, o.taint_key)")
     env = {"DEFAULT_NODE_NAME": "vk-7", "KUBELET_PORT": "11250", "VK_TAINT_KEY": "example.com/vk",
            "PATH": "/usr/bin:/bin"}
@@ -97,7 +97,7 @@ def test_os_takes_the_node_label_values_and_upstream_spellings(value: str, tmp_p
 
 @pytest.mark.unit
 def test_os_defaults_to_the_node_label_value() -> None:
-    from examples.virtual_kubelet.options import VirtualKubeletOptions
+    from componentbase_examples.virtual_kubelet.options import VirtualKubeletOptions
 
     assert VirtualKubeletOptions().operating_system == "linux"
     code, _, err = execute(["--os=LINUX"])

@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from examples.scheduler import config, profiles
-from examples.scheduler.algorithm import SchedulingAlgorithm
-from examples.scheduler.framework import Framework, Handle, Registry, new_plugin_manager
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.snapshot import Snapshot
+from componentbase_examples.scheduler import config, profiles
+from componentbase_examples.scheduler.algorithm import SchedulingAlgorithm
+from componentbase_examples.scheduler.framework import Framework, Handle, Registry, new_plugin_manager
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import Snapshot
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", labels: dict[str, str] | None = None,
@@ -74,7 +74,7 @@ class Cluster:
         return result.suggested_host
 
     def fit_message(self, p: dict[str, Any]) -> str:
-        from examples.scheduler.algorithm import FitError
+        from componentbase_examples.scheduler.algorithm import FitError
 
         try:
             host = self.schedule(p, assume=False)

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from examples.scheduler.algorithm import NoNodesAvailable, SchedulingAlgorithm, num_feasible_nodes_to_find
-from examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.algorithm import NoNodesAvailable, SchedulingAlgorithm, num_feasible_nodes_to_find
+from componentbase_examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, taint
 

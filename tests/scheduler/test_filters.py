@@ -22,7 +22,7 @@ def expr(key: str, op: str, *values: str) -> dict[str, Any]:
 def feasible(nodes: list[dict[str, Any]], p: dict[str, Any]) -> set[str]:
     """Every node the pod may land on (small clusters: every node is searched)."""
     cluster = Cluster(nodes)
-    from examples.scheduler.podinfo import PodInfo
+    from componentbase_examples.scheduler.podinfo import PodInfo
 
     found, _ = cluster.algorithm.find_nodes_that_fit(cluster.framework, {}, PodInfo(p), cluster.snapshot.nodes)
     return {n.name for n in found}
@@ -170,7 +170,7 @@ def test_node_ports_conflicts_by_protocol_and_host_ip() -> None:
 
 
 def feasible_in(cluster: Cluster, p: dict[str, Any]) -> list[str]:
-    from examples.scheduler.podinfo import PodInfo
+    from componentbase_examples.scheduler.podinfo import PodInfo
 
     found, _ = cluster.algorithm.find_nodes_that_fit(cluster.framework, {}, PodInfo(p), cluster.snapshot.nodes)
     return [n.name for n in found]

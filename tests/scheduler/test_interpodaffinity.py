@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from examples.scheduler import profiles
-from examples.scheduler.plugins import podaffinityterms
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.snapshot import Snapshot
+from componentbase_examples.scheduler import profiles
+from componentbase_examples.scheduler.plugins import podaffinityterms
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import Snapshot
 
 from .builders import Cluster, load_config, node, pod, registry
 

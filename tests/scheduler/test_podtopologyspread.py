@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from examples.scheduler import profiles
-from examples.scheduler.framework import Code
-from examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler import profiles
+from componentbase_examples.scheduler.framework import Code
+from componentbase_examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, registry, taint
 

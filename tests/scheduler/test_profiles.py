@@ -16,11 +16,11 @@ import pytest
 import componentbase
 from componentbase import field
 from componentbase.serving import configz
-from examples.scheduler import profiles
-from examples.scheduler.__main__ import new_command
-from examples.scheduler.framework import Code, Plugin, Status
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.snapshot import NodeInfo
+from componentbase_examples.scheduler import profiles
+from componentbase_examples.scheduler.__main__ import new_command
+from componentbase_examples.scheduler.framework import Code, Plugin, Status
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import NodeInfo
 
 from .builders import Cluster, load_config, node, pod, registry
 
@@ -162,7 +162,7 @@ def test_unknown_plugin_via_the_real_command_line(tmp_path: Path) -> None:
     cfg.write_text(HEADER + "profiles:\n- schedulerName: first\n  plugins:\n    score:\n"
                    "      enabled: [{name: NodeAffinity}, {name: Foo}]\n"
                    "- schedulerName: second\n  plugins:\n    bind:\n      disabled: [{name: '*'}]\n")
-    result = subprocess.run([sys.executable, "-m", "examples.scheduler", f"--config={cfg}",
+    result = subprocess.run([sys.executable, "-m", "componentbase_examples.scheduler", f"--config={cfg}",
                              f"--write-config-to={tmp_path / 'out.yaml'}"], cwd=ROOT, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 1
@@ -175,7 +175,7 @@ def test_unknown_plugin_via_the_real_command_line(tmp_path: Path) -> None:
 
 ENTRY_POINT_PLUGIN = '''
 import componentbase
-from examples.scheduler.framework import Plugin
+from componentbase_examples.scheduler.framework import Plugin
 
 
 class PreferBig(Plugin):
@@ -211,11 +211,12 @@ def test_a_package_adds_a_plugin_through_the_entry_point(tmp_path: Path) -> None
         "\n---\n" + "\n---\n".join(f"{{kind: Pod, apiVersion: v1, metadata: {{name: p{i}}}, spec: {{containers: "
                                    f"[{{name: c, image: x}}]}}}}" for i in range(3)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    result = subprocess.run([sys.executable, "-m", "examples.scheduler", f"--config={cfg}", f"--dry-run={manifests}"],
+    result = subprocess.run([sys.executable, "-m", "componentbase_examples.scheduler", f"--config={cfg}",
+                             f"--dry-run={manifests}"],
                             cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:3] == ["default/p0 -> big", "default/p1 -> big", "default/p2 -> big"]
-    without = subprocess.run([sys.executable, "-m", "examples.scheduler", f"--config={cfg}",
+    without = subprocess.run([sys.executable, "-m", "componentbase_examples.scheduler", f"--config={cfg}",
                               f"--dry-run={manifests}"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert without.returncode == 1 and 'ScorePlugin "PreferBig" does not exist' in without.stderr
 

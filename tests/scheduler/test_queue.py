@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.queue import NODE_ADD, POD_DELETE, UNSCHEDULABLE_TIMEOUT, SchedulingQueue
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queue import NODE_ADD, POD_DELETE, UNSCHEDULABLE_TIMEOUT, SchedulingQueue
 
 from .builders import pod
 

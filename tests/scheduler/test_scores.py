@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from examples.scheduler.algorithm import prioritize
-from examples.scheduler.plugins.helpers import default_normalize
-from examples.scheduler.plugins.noderesourcesfit import broken_linear
-from examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.algorithm import prioritize
+from componentbase_examples.scheduler.plugins.helpers import default_normalize
+from componentbase_examples.scheduler.plugins.noderesourcesfit import broken_linear
+from componentbase_examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, taint
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from examples.scheduler.podinfo import PodInfo, resource_amount
+from componentbase_examples.scheduler.podinfo import PodInfo, resource_amount
 
 from .builders import node, pod, taint
 
@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def dry_run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "examples.scheduler", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "componentbase_examples.scheduler", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
 
 
 def write(path: Path, docs: list[dict[str, Any]]) -> Path:

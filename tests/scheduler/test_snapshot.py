@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.snapshot import Snapshot
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import Snapshot
 
 from .builders import Cluster, node, pod
 

@@ -1,7 +1,7 @@
 """The example scheduler running in-process through its own ``Command``, against the loopback API server.
 
 ``cluster`` creates and reads objects as plain JSON through the official client; ``start_scheduler``
-runs ``python -m examples.scheduler``'s command in a thread with a config file (backoff 1 s, so retries
+runs ``python -m componentbase_examples.scheduler``'s command in a thread with a config file (backoff 1 s, so retries
 are quick) and stops it at the end of the test, checking it exited 0.
 """
 
@@ -19,8 +19,8 @@ from kubernetes import client
 
 from componentbase.serving import configz
 from componentbase.testing import LoopbackAPIServer, eventually
-from examples.scheduler.__main__ import new_command
-from examples.scheduler.podinfo import PodInfo, resource_amount
+from componentbase_examples.scheduler.__main__ import new_command
+from componentbase_examples.scheduler.podinfo import PodInfo, resource_amount
 
 Obj = dict[str, Any]
 
@@ -120,7 +120,7 @@ def cluster(kube_client: client.ApiClient) -> Cluster:
 
 
 class Running:
-    """The scheduler's ``Command`` executing in a thread, as ``python -m examples.scheduler`` would."""
+    """The scheduler's ``Command`` executing in a thread, as ``python -m componentbase_examples.scheduler`` would."""
 
     def __init__(self, args: list[str]) -> None:
         self.command = new_command()

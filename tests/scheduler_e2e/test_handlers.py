@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from componentbase import informers
-from examples.scheduler.handlers import SchedulerHandlers
-from examples.scheduler.podinfo import PodInfo
-from examples.scheduler.queue import SchedulingQueue
-from examples.scheduler.snapshot import Snapshot
+from componentbase_examples.scheduler.handlers import SchedulerHandlers
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queue import SchedulingQueue
+from componentbase_examples.scheduler.snapshot import Snapshot
 from tests.scheduler.builders import node, pod
 
 pytestmark = pytest.mark.unit

@@ -1,4 +1,4 @@
-"""``python -m examples.scheduler`` as a user runs it: a process against the loopback server, then SIGTERM."""
+"""``python -m componentbase_examples.scheduler`` as users run it, against the loopback server, then SIGTERM."""
 
 from __future__ import annotations
 
@@ -52,11 +52,11 @@ profiles:
 
 
 class Proc:
-    """``python -m examples.scheduler`` with these flags; its stderr goes to a file, read with ``log()``."""
+    """``python -m componentbase_examples.scheduler`` with these flags; its stderr goes to a file (``log()``)."""
 
     def __init__(self, *args: str) -> None:
         self.err = tempfile.TemporaryFile("w+")
-        self.p = subprocess.Popen([sys.executable, "-m", "examples.scheduler", "--secure-port=0", *args],
+        self.p = subprocess.Popen([sys.executable, "-m", "componentbase_examples.scheduler", "--secure-port=0", *args],
                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self.err, text=True)
 
     def log(self) -> str:

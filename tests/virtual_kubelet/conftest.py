@@ -18,11 +18,11 @@ from componentbase.testing import (
     User,
     eventually,
 )
-from examples.virtual_kubelet.node import Node
-from examples.virtual_kubelet.provider import Provider
-from examples.virtual_kubelet.provider_types import ProviderContext
-from examples.virtual_kubelet.resources import ResourceManager
-from examples.virtual_kubelet.timings import Timings
+from componentbase_examples.virtual_kubelet.node import Node
+from componentbase_examples.virtual_kubelet.provider import Provider
+from componentbase_examples.virtual_kubelet.provider_types import ProviderContext
+from componentbase_examples.virtual_kubelet.resources import ResourceManager
+from componentbase_examples.virtual_kubelet.timings import Timings
 
 ADMIN = "admin-token"
 VIEWER = "viewer-token"
@@ -178,10 +178,10 @@ def run_node(kube: Kube) -> Iterator[Callable[..., Running]]:
 
 
 class Command:
-    """``python -m examples.virtual_kubelet`` run in-process in a thread, as ``main`` would run it."""
+    """``python -m componentbase_examples.virtual_kubelet`` run in-process in a thread, as ``main`` would run it."""
 
     def __init__(self, args: list[str], plugins: list[object] = ()) -> None:  # type: ignore[assignment]
-        from examples.virtual_kubelet.__main__ import new_command
+        from componentbase_examples.virtual_kubelet.__main__ import new_command
 
         self.cmd = new_command(plugins)
         self.cmd.configz_registry = configz.Registry()

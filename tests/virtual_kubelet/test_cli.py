@@ -15,15 +15,15 @@ import pytest
 import componentbase
 from componentbase.serving import configz
 from componentbase.testing import LoopbackAPIServer, eventually
-from examples.virtual_kubelet.provider_types import ProviderSpec
-from examples.virtual_kubelet.providers.mock import MockProvider
+from componentbase_examples.virtual_kubelet.provider_types import ProviderSpec
+from componentbase_examples.virtual_kubelet.providers.mock import MockProvider
 from tests.virtual_kubelet.conftest import Kube, free_ports, ready
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def execute(args: list[str], plugins: list[object] = ()) -> tuple[int, str]:  # type: ignore[assignment]
-    from examples.virtual_kubelet.__main__ import new_command
+    from componentbase_examples.virtual_kubelet.__main__ import new_command
 
     cmd = new_command(plugins)
     cmd.configz_registry = configz.Registry()
@@ -88,8 +88,8 @@ def _fake_distribution(site: Path) -> None:
     (dist / "entry_points.txt").write_text("[componentbase.virtual_kubelet.providers]\nextra = vk_extra\n")
     (site / "vk_extra.py").write_text(
         "import componentbase\n"
-        "from examples.virtual_kubelet.provider_types import ProviderSpec\n"
-        "from examples.virtual_kubelet.providers.mock import MockProvider\n"
+        "from componentbase_examples.virtual_kubelet.provider_types import ProviderSpec\n"
+        "from componentbase_examples.virtual_kubelet.providers.mock import MockProvider\n"
         "@componentbase.hookimpl\n"
         "def virtual_kubelet_providers():\n"
         "    return [ProviderSpec(name='extra', factory=MockProvider)]\n")
@@ -104,7 +104,8 @@ def _env(**extra: str) -> dict[str, str]:
 @pytest.mark.process
 def test_providers_are_discovered_by_entry_point(tmp_path: Path) -> None:
     _fake_distribution(tmp_path / "site")
-    result = subprocess.run([sys.executable, "-m", "examples.virtual_kubelet", "--provider=nope"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "componentbase_examples.virtual_kubelet", "--provider=nope"],
+                            cwd=ROOT,
                             env=_env(PYTHONPATH=f"{tmp_path / 'site'}:{ROOT}"), capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 1
@@ -115,7 +116,7 @@ def test_providers_are_discovered_by_entry_point(tmp_path: Path) -> None:
 def test_end_to_end_subprocess_runs_a_pod_and_stops_cleanly(apiserver: LoopbackAPIServer, kube: Kube) -> None:
     port, metrics = free_ports(2)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "examples.virtual_kubelet", "--provider", "mock", "--kubeconfig",
+        [sys.executable, "-m", "componentbase_examples.virtual_kubelet", "--provider", "mock", "--kubeconfig",
          apiserver.kubeconfig_path, "--nodename", "vk", "--listen-port", str(port),
          "--metrics-addr", f"127.0.0.1:{metrics}", "--startup-timeout", "30s"],
         cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -164,7 +165,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.process
 @pytest.mark.parametrize("provider", ["mock", "process"])
 def test_help_and_validation_do_not_import_the_client(provider: str) -> None:
-    probe = ("import sys, io; from examples.virtual_kubelet.__main__ import new_command; "
+    probe = ("import sys, io; from componentbase_examples.virtual_kubelet.__main__ import new_command; "
              f"c = new_command(); c.execute(['--provider=nope']); c.execute(['--provider={provider}', '--help'], "
              "stdout=io.StringIO()); print('kubernetes' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from componentbase.testing import eventually
-from examples.virtual_kubelet.providers.mock import MockProvider
+from componentbase_examples.virtual_kubelet.providers.mock import MockProvider
 from tests.virtual_kubelet.conftest import Kube, new_provider
 
 pytestmark = pytest.mark.integration

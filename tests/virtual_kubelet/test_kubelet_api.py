@@ -14,10 +14,10 @@ import pytest
 import componentbase
 from componentbase.metrics import Metrics
 from componentbase.testing import LoopbackAPIServer
-from examples.virtual_kubelet.app import kubelet_server
-from examples.virtual_kubelet.kubeletapi import LogOptionsError, parse_log_options
-from examples.virtual_kubelet.options import VirtualKubeletOptions
-from examples.virtual_kubelet.provider_types import LogOptions
+from componentbase_examples.virtual_kubelet.app import kubelet_server
+from componentbase_examples.virtual_kubelet.kubeletapi import LogOptionsError, parse_log_options
+from componentbase_examples.virtual_kubelet.options import VirtualKubeletOptions
+from componentbase_examples.virtual_kubelet.provider_types import LogOptions
 from tests.serving.hostile import (
     assert_cut_off_at_deadline,
     get_timed,

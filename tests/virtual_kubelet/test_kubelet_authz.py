@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from examples.virtual_kubelet.kubeletapi import request_attributes
+from componentbase_examples.virtual_kubelet.kubeletapi import request_attributes
 
 pytestmark = pytest.mark.unit
 

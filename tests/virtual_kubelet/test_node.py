@@ -9,7 +9,7 @@ import pytest
 
 import componentbase
 from componentbase.testing import eventually
-from examples.virtual_kubelet.providers.mock import MockConfig, MockProvider
+from componentbase_examples.virtual_kubelet.providers.mock import MockConfig, MockProvider
 from tests.virtual_kubelet.conftest import Kube, new_provider, ready
 
 pytestmark = pytest.mark.integration

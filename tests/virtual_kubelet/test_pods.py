@@ -11,8 +11,8 @@ import pytest
 
 import componentbase
 from componentbase.testing import eventually
-from examples.virtual_kubelet.provider_types import PodNotFound
-from examples.virtual_kubelet.providers.mock import MockProvider
+from componentbase_examples.virtual_kubelet.provider_types import PodNotFound
+from componentbase_examples.virtual_kubelet.providers.mock import MockProvider
 from tests.virtual_kubelet.conftest import Kube, new_provider
 
 CONTAINER = [{"name": "c", "image": "nginx"}]
@@ -201,8 +201,8 @@ def test_the_mock_says_which_pod_it_does_not_know() -> None:
 
 @pytest.mark.process
 def test_a_restarted_node_keeps_the_processes_it_adopts(kube: Kube, run_node: Any, tmp_path: Any) -> None:
-    from examples.virtual_kubelet.providers.process.config import ProcessConfig
-    from examples.virtual_kubelet.providers.process.provider import ProcessProvider
+    from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig
+    from componentbase_examples.virtual_kubelet.providers.process.provider import ProcessProvider
 
     provider = new_provider(ProcessProvider, "process", ProcessConfig(root=str(tmp_path)))
     first = run_node(provider)

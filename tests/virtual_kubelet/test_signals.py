@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _start(apiserver: LoopbackAPIServer, *extra: str) -> subprocess.Popen[str]:
     port, = free_ports(1)
     return subprocess.Popen(
-        [sys.executable, "-m", "examples.virtual_kubelet", "--provider", "mock", "--kubeconfig",
+        [sys.executable, "-m", "componentbase_examples.virtual_kubelet", "--provider", "mock", "--kubeconfig",
          apiserver.kubeconfig_path, "--nodename", "vk", "--listen-port", str(port), "--metrics-addr=", *extra],
         cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

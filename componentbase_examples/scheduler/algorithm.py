@@ -1,0 +1,283 @@
+"""kube-scheduler's ``schedulePod``: filter enough feasible nodes, score them, pick the best, or explain why not.
+
+Semantics kept from upstream: the node count searched (``numFeasibleNodesToFind``), the round-robin start
+index that moves by the nodes processed each cycle, PreFilter narrowing and skipping, the one-feasible-node
+shortcut, weighted normalized scores, the reservoir tie-break among the top scores, and the ``FitError``
+message, reasons histogrammed and sorted as strings (so ``10 Insufficient cpu`` sorts before ``2 ...``).
+Filtering runs the plugins in batches over a chunk of nodes; the chunk is cut afterwards exactly where
+the node-by-node search would have stopped, so the result and the next start index are upstream's.
+Preemption is not implemented: with no PostFilter plugin the message ends after the filter reasons,
+exactly as kube-scheduler prints it without one.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import attrs
+
+from componentbase_examples.scheduler.framework import (
+    MAX_NODE_SCORE,
+    Code,
+    CycleState,
+    Framework,
+    PreFilterResult,
+    Status,
+)
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
+
+__all__ = ["FitError", "NoNodesAvailable", "ScheduleResult", "SchedulingAlgorithm", "num_feasible_nodes_to_find"]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+#: Smallest chunk filtered at once: enough to amortize the per-plugin call, small enough to waste little.
+MIN_CHUNK = 64
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes end the search: all below 100 nodes, else a percentage (adaptive when 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    found = num_all_nodes * percentage // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class NoNodesAvailable(Exception):
+    def __init__(self) -> None:
+        super().__init__("no nodes available to schedule pods")
+
+
+@attrs.define
+class Diagnosis:
+    """Why nodes were rejected: per-node statuses, a status for nodes PreFilter excluded, plugin messages."""
+
+    node_to_status: dict[str, Status] = attrs.field(factory=dict)
+    absent_status: Status | None = None
+    unschedulable_plugins: set[str] = attrs.field(factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+class FitError(Exception):
+    """The pod fits no node; ``str()`` is kube-scheduler's ``FailedScheduling`` message."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        d = self.diagnosis
+        text = f"0/{self.num_all_nodes} nodes are available:"
+        if d.pre_filter_msg:
+            text += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            for status in d.node_to_status.values():
+                for reason in status.reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0 and d.absent_status is not None:
+                for reason in d.absent_status.reasons:
+                    counts[reason] = counts.get(reason, 0) + absent
+            histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+            if histogram:
+                text += f" {', '.join(histogram)}."
+        if d.post_filter_msg:
+            text += f" {d.post_filter_msg}"
+        return text
+
+
+@attrs.frozen
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+class SchedulingAlgorithm:
+    """Schedules one pod at a time over a ``Snapshot``; keeps the round-robin index between cycles."""
+
+    def __init__(self, snapshot: Snapshot, percentage_of_nodes_to_score: int = 0,
+                 rng: random.Random | None = None) -> None:
+        self.snapshot = snapshot
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+        self.rng = rng or random.Random()
+
+    def schedule_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
+        """The node for ``pod``; raises ``FitError`` (or ``NoNodesAvailable``). Holds the snapshot's lock."""
+        with self.snapshot.lock:
+            nodes = self.snapshot.nodes
+            if not nodes:
+                raise NoNodesAvailable()
+            feasible, diagnosis = self.find_nodes_that_fit(fw, state, pod, nodes)
+            if not feasible:
+                self._post_filter(fw, state, pod, diagnosis)
+                raise FitError(pod, len(nodes), diagnosis)
+            evaluated = len(feasible) + len(diagnosis.node_to_status)
+            if len(feasible) == 1:
+                return ScheduleResult(feasible[0].name, evaluated, 1)
+            totals = prioritize(fw, state, pod, feasible)
+            return ScheduleResult(feasible[self.select(totals)].name, evaluated, len(feasible))
+
+    def _post_filter(self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> None:
+        messages = []
+        for _, post_filter in fw.post_filter:
+            result = post_filter(state=state, pod=pod, statuses=diagnosis.node_to_status)
+            if isinstance(result, Status):
+                if result.is_success():
+                    break
+                messages.append(result.message())
+        diagnosis.post_filter_msg = ", ".join(m for m in messages if m)
+
+    def num_nodes_to_find(self, fw: Framework, num_nodes: int) -> int:
+        if not fw.score:
+            return min(1, num_nodes)  # nothing ranks them: the first that fits will do, as upstream
+        percentage = fw.percentage_of_nodes_to_score
+        if percentage is None:
+            percentage = self.percentage_of_nodes_to_score
+        return num_feasible_nodes_to_find(percentage, num_nodes)
+
+    def find_nodes_that_fit(self, fw: Framework, state: CycleState, pod: PodInfo,
+                            all_nodes: list[NodeInfo]) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        outcome = run_pre_filter(fw, state, pod, all_nodes)
+        if isinstance(outcome, Status):
+            diagnosis.pre_filter_msg = outcome.message()
+            diagnosis.absent_status = outcome
+            if outcome.plugin:
+                diagnosis.unschedulable_plugins.add(outcome.plugin)
+            return [], diagnosis
+        skipped, narrowed, narrowing_plugins = outcome
+        nodes = all_nodes
+        if narrowed is not None:
+            by_name = {n.name: n for n in all_nodes}
+            nodes = [by_name[name] for name in sorted(narrowed) if name in by_name]
+            reason = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing_plugins))}]"
+            diagnosis.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+            diagnosis.unschedulable_plugins.update(narrowing_plugins)
+        filters = [(name, fn) for name, fn in fw.filter if name not in skipped]
+        to_find = self.num_nodes_to_find(fw, len(nodes))
+        feasible, processed = self._filter(filters, state, pod, nodes, to_find, diagnosis)
+        if all_nodes:
+            self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def _filter(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                to_find: int, diagnosis: Diagnosis) -> tuple[list[NodeInfo], int]:
+        total = len(nodes)
+        if total == 0:
+            return [], 0
+        start = self.next_start_node_index % total
+        ordered = nodes[start:] + nodes[:start] if start else nodes
+        if not filters:
+            return ordered[:to_find], min(to_find, total)
+        feasible: list[NodeInfo] = []
+        processed = 0
+        while processed < total and len(feasible) < to_find:
+            need = to_find - len(feasible)
+            chunk = ordered[processed:processed + max(need, MIN_CHUNK)]
+            passed, rejected = chunk, {}
+            for name, fn in filters:
+                if not passed:
+                    break
+                failed: dict[str, Status] = {}
+                passed = fn(state=state, pod=pod, nodes=passed, rejected=failed)
+                if failed:
+                    rejected.update(failed)
+                    diagnosis.unschedulable_plugins.add(name)
+            used = len(chunk)
+            if len(passed) > need:
+                passed = passed[:need]
+                used = _position_after(chunk, passed[-1])
+                rejected = {n.name: rejected[n.name] for n in chunk[:used] if n.name in rejected}
+            feasible += passed
+            diagnosis.node_to_status.update(rejected)
+            processed += used
+        return feasible, processed
+
+    def select(self, totals: list[int]) -> int:
+        """The index of a highest total, each of the tied ones equally likely (reservoir sampling)."""
+        best = -1
+        chosen = 0
+        ties = 0
+        rnd = self.rng.random
+        for i, total in enumerate(totals):
+            if total > best:
+                best, chosen, ties = total, i, 1
+            elif total == best:
+                ties += 1
+                if rnd() * ties < 1.0:
+                    chosen = i
+        return chosen
+
+
+def _position_after(chunk: list[NodeInfo], last: NodeInfo) -> int:
+    for i, n in enumerate(chunk):
+        if n is last:
+            return i + 1
+    return len(chunk)
+
+
+def run_pre_filter(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                   ) -> Status | tuple[set[str], frozenset[str] | None, list[str]]:
+    """Run PreFilter: a rejecting ``Status``, or (plugins whose Filter is skipped, narrowed names, narrowers)."""
+    skipped: set[str] = set()
+    narrowed: frozenset[str] | None = None
+    narrowing: list[str] = []
+    for name, pre_filter in fw.pre_filter:
+        result = pre_filter(state=state, pod=pod, nodes=nodes)
+        if isinstance(result, Status):
+            if result.is_skip():
+                skipped.add(name)
+                continue
+            if not result.is_success():
+                result.plugin = result.plugin or name
+                return result
+        elif isinstance(result, PreFilterResult) and result.node_names is not None:
+            narrowing.append(name)
+            narrowed = result.node_names if narrowed is None else narrowed & result.node_names
+            if not narrowed:
+                plugins = " ".join(narrowing)
+                msg = (f"node(s) didn't satisfy plugin {plugins}" if len(narrowing) == 1 else
+                       f"node(s) didn't satisfy plugin(s) [{plugins}] simultaneously")
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg, plugin=name)
+    return skipped, narrowed, narrowing
+
+
+class ScoreError(Exception):
+    """A score plugin gave a score outside 0..100 after normalizing: a plugin bug, the cycle fails."""
+
+
+def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+    """The weighted sum of every score plugin's normalized scores, one total per node."""
+    if not fw.score:
+        return [1] * len(nodes)
+    skipped: set[str] = set()
+    for name, pre_score in fw.pre_score:
+        result = pre_score(state=state, pod=pod, nodes=nodes)
+        if isinstance(result, Status):
+            if result.is_skip():
+                skipped.add(name)
+            elif not result.is_success():
+                raise ScoreError(f"running PreScore plugin {name}: {result.message()}")
+    totals = [0] * len(nodes)
+    for plugin in fw.score:
+        if plugin.name in skipped:
+            continue
+        scores = plugin.score(state=state, pod=pod, nodes=nodes)
+        if plugin.normalize is not None:
+            plugin.normalize(state=state, pod=pod, nodes=nodes, scores=scores)
+        if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
+            raise ScoreError(f"plugin {plugin.name!r} returns an invalid score, it should in the range of "
+                             f"[0, {MAX_NODE_SCORE}] after normalizing")
+        w = plugin.weight
+        totals = [t + s * w for t, s in zip(totals, scores, strict=True)]
+    return totals
+

@@ -1,0 +1,305 @@
+"""The scheduling framework on pluggy: one hook per extension point, one ``Framework`` per profile.
+
+A scheduler plugin is a class with a ``name`` and ``@componentbase.hookimpl`` methods named after the
+extension points it extends (``scheduler_filter``, ``scheduler_score``...). It is registered with the
+component's plugin manager like any componentbase plugin: the default plugins are passed to the
+``Command`` exactly as a program embedding the scheduler passes its own, and a package can add one through
+the ``componentbase.scheduler.plugins`` entry point group. pluggy checks each method's arguments against
+the hook specification when the plugin is registered.
+
+Why not call the hooks through pluggy: a profile enables its own plugins in its own order, with its own
+args, and a pluggy call per node per plugin costs more than the plugin's work. So pluggy is the registry
+and the contract, and ``Framework`` is built once per profile from the registered implementations: a list
+of bound methods per extension point, called directly. Filter and Score also take a whole batch of nodes
+per call, so a cycle over 500 nodes makes a handful of calls, not thousands.
+
+The contract a plugin sees (the hooks, ``Status``, ``Code``) is in ``interface`` and re-exported here;
+this module is the runtime: the registry of plugins and the per-profile call lists.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import pluggy
+
+import componentbase
+from componentbase import field
+from componentbase_examples.scheduler.interface import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    SKIP,
+    Code,
+    CycleState,
+    PreFilterResult,
+    SchedulerHooks,
+    Status,
+)
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EXTENSION_POINTS",
+    "MAX_NODE_SCORE",
+    "SKIP",
+    "Code",
+    "CycleState",
+    "Framework",
+    "Handle",
+    "Plugin",
+    "PluginEntry",
+    "PreFilterResult",
+    "Registry",
+    "RegistryError",
+    "SchedulerHooks",
+    "Status",
+    "build_framework",
+    "new_plugin_manager",
+]
+
+ENTRY_POINT_GROUP = "componentbase.scheduler.plugins"
+
+#: Binds a pod to a node through the API; the scheduler's wiring provides it, a simulation records it.
+Binder = Callable[[PodInfo, str], None]
+
+
+@attrs.define
+class Handle:
+    """What a plugin may use of the scheduler, kube's ``framework.Handle``."""
+
+    snapshot: Snapshot
+    profile_name: str = ""
+    binder: Binder | None = None
+
+
+class Plugin:
+    """A convenient base for plugin classes: the framework builds one per profile as ``cls(args, handle)``.
+
+    ``Args`` (an attrs class) declares the plugin's ``pluginConfig`` args, decoded strictly from the config
+    file (camelCase there, snake_case here); an optional ``Args.validate(path)`` returns ``FieldError``s.
+    """
+
+    name: str = ""
+    Args: type | None = None
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+
+
+@attrs.frozen
+class PluginEntry:
+    """A registered plugin: its name, what to build it from, and the extension points it implements."""
+
+    name: str
+    factory: Any  # a class built per profile, or an instance shared by all
+    points: frozenset[str]
+
+    @property
+    def args_type(self) -> type | None:
+        return getattr(self.factory, "Args", None) if isinstance(self.factory, type) else None
+
+    def decode_args(self, args: Mapping[str, Any], path: field.Path) -> tuple[Any, list[Exception]]:
+        """The plugin's args from its ``pluginConfig`` entry (``{}`` for none), strictly, with field paths."""
+        body = {k: v for k, v in args.items() if k not in ("apiVersion", "kind")}
+        errs: list[Exception] = []
+        kind = args.get("kind")
+        if kind is not None and kind != f"{self.name}Args":
+            errs.append(field.invalid(path.child("kind"), kind, f'must be "{self.name}Args"'))
+        cls = self.args_type
+        if cls is None:
+            errs += [field.invalid(path.child(k), v, f"plugin {self.name} takes no args") for k, v in body.items()]
+            return None, errs
+        try:
+            decoded: Any = componentbase.componentconfig.structure(body, cls, str(path))
+        except componentbase.DecodeError as e:
+            return None, [*errs, *(err for err in e.errors if isinstance(err, Exception))]
+        validate = getattr(decoded, "validate", None)
+        if validate is not None:
+            errs += validate(path)
+        return decoded, errs
+
+
+class RegistryError(ValueError):
+    """Registered plugins that cannot make a scheduler (no name, two plugins of one name)."""
+
+
+class Registry:
+    """The scheduler plugins registered with a plugin manager, by name (kube's ``frameworkruntime.Registry``)."""
+
+    def __init__(self, entries: Iterable[PluginEntry] = ()) -> None:
+        self.entries: dict[str, PluginEntry] = {e.name: e for e in entries}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.entries
+
+    def __getitem__(self, name: str) -> PluginEntry:
+        return self.entries[name]
+
+    @classmethod
+    def from_plugin_manager(cls, pm: pluggy.PluginManager) -> Registry:
+        points: dict[int, tuple[Any, set[str]]] = {}
+        for point, (hook, _) in EXTENSION_POINTS.items():
+            caller = getattr(pm.hook, hook, None)
+            for impl in caller.get_hookimpls() if caller is not None else ():
+                points.setdefault(id(impl.plugin), (impl.plugin, set()))[1].add(point)
+        entries: dict[str, PluginEntry] = {}
+        problems: list[str] = []
+        for plugin, implemented in points.values():
+            name = getattr(plugin, "name", "")
+            if not isinstance(name, str) or not name:
+                problems.append(f"scheduler plugin {pm.get_name(plugin)} has no name")
+            elif name in entries:
+                problems.append(f"a plugin named {name} already exists")
+            else:
+                entries[name] = PluginEntry(name, plugin, frozenset(implemented))
+        if problems:
+            raise RegistryError("; ".join(problems))
+        return cls(entries.values())
+
+
+def new_plugin_manager(plugins: Iterable[object] = (), entry_point_group: str | None = ENTRY_POINT_GROUP,
+                       with_defaults: bool = True) -> pluggy.PluginManager:
+    """A manager with the scheduler's hooks, the default plugins, ``plugins``, then entry-point plugins."""
+    from componentbase_examples.scheduler.plugins import DEFAULT_PLUGINS
+
+    chosen = [*DEFAULT_PLUGINS, *plugins] if with_defaults else list(plugins)
+    return componentbase.util.new_plugin_manager([SchedulerHooks], chosen, entry_point_group)
+
+
+@attrs.define
+class ScorePlugin:
+    name: str
+    score: Callable[..., list[int]]
+    normalize: Callable[..., None] | None
+    weight: int
+
+
+@attrs.define
+class Framework:
+    """One profile's plugins, as direct call lists per extension point in the profile's order."""
+
+    profile_name: str
+    percentage_of_nodes_to_score: int | None = None
+    plugins: dict[str, Any] = attrs.field(factory=dict)
+    queue_sort: Callable[..., bool] | None = None
+    pre_filter: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
+    filter: list[tuple[str, Callable[..., list[NodeInfo]]]] = attrs.field(factory=list)
+    post_filter: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
+    pre_score: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
+    score: list[ScorePlugin] = attrs.field(factory=list)
+    reserve: list[tuple[str, Callable[..., Status | None], Callable[..., None] | None]] = attrs.field(factory=list)
+    permit: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
+    pre_bind: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
+    bind: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
+    post_bind: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
+
+    # the binding cycle, for the wiring and the simulation
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Reserve in order; on a failure, unreserve every reserve plugin (kube does all of them) and return it."""
+        for name, reserve, _ in self.reserve:
+            status = reserve(state=state, pod=pod, node_name=node_name)
+            if status is not None and not status.is_success():
+                status.plugin = status.plugin or name
+                self.run_unreserve(state, pod, node_name)
+                return status
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for _, _, unreserve in reversed(self.reserve):
+            if unreserve is not None:
+                unreserve(state=state, pod=pod, node_name=node_name)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Every Permit plugin must allow; the first other answer is returned (``WAIT`` becomes an error)."""
+        for name, permit in self.permit:
+            status = permit(state=state, pod=pod, node_name=node_name)
+            if status is None or status.is_success():
+                continue
+            if status.code == Code.WAIT:
+                status = Status(Code.ERROR, "waiting on permit is not supported by this scheduler")
+            status.plugin = status.plugin or name
+            return status
+        return None
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """PreBind, then the first Bind plugin that does not skip, then PostBind; the first failure returns."""
+        for name, pre_bind in self.pre_bind:
+            status = pre_bind(state=state, pod=pod, node_name=node_name)
+            if status is not None and not status.is_success():
+                status.plugin = status.plugin or name
+                return status
+        for name, bind in self.bind:
+            status = bind(state=state, pod=pod, node_name=node_name)
+            if status is not None and status.is_skip():
+                continue
+            if status is not None and not status.is_success():
+                status.plugin = status.plugin or name
+                return status
+            break
+        else:
+            return Status(Code.ERROR, "no bind plugin bound the pod")
+        for _, post_bind in self.post_bind:
+            post_bind(state=state, pod=pod, node_name=node_name)
+        return None
+
+
+def _method(instance: Any, hook: str) -> Callable[..., Any] | None:
+    """The plugin's implementation of ``hook``, called with keywords; as with pluggy, a plugin may declare
+    only the arguments it uses, so those are the ones it gets."""
+    method = getattr(instance, hook, None)
+    if not callable(method):
+        return None
+    wanted = tuple(inspect.signature(method).parameters)
+    if wanted == _spec_args(hook):
+        return method  # type: ignore[no-any-return]
+
+    def call(**kwargs: Any) -> Any:
+        return method(**{name: kwargs[name] for name in wanted})
+
+    return call
+
+
+@functools.cache
+def _spec_args(hook: str) -> tuple[str, ...]:
+    return tuple(inspect.signature(getattr(SchedulerHooks, hook)).parameters)[1:]
+
+
+def build_framework(profile_name: str, enabled: Mapping[str, Sequence[tuple[str, int]]], args: Mapping[str, Any],
+                    registry: Registry, handle: Handle, percentage_of_nodes_to_score: int | None = None) -> Framework:
+    """Instantiate a profile's plugins (once each, whatever the number of points) and list their methods.
+
+    ``enabled`` maps an extension point to its ``(name, weight)`` list, as ``profiles.resolve`` gives it;
+    ``args`` maps a plugin name to its decoded args.
+    """
+    fw = Framework(profile_name, percentage_of_nodes_to_score)
+    for point in EXTENSION_POINTS:
+        for name, _ in enabled.get(point, ()):
+            if name not in fw.plugins:
+                factory = registry[name].factory
+                fw.plugins[name] = factory(args.get(name), handle) if isinstance(factory, type) else factory
+    for point, (hook, _) in EXTENSION_POINTS.items():
+        for name, weight in enabled.get(point, ()):
+            plugin = fw.plugins[name]
+            method = _method(plugin, hook)
+            if method is None:
+                continue
+            if point == "queueSort":
+                fw.queue_sort = method
+            elif point == "score":
+                fw.score.append(ScorePlugin(name, method, _method(plugin, "scheduler_normalize_score"), weight))
+            elif point == "reserve":
+                fw.reserve.append((name, method, _method(plugin, "scheduler_unreserve")))
+            else:
+                getattr(fw, _FIELDS[point]).append((name, method))
+    return fw
+
+
+_FIELDS = {"preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter", "preScore": "pre_score",
+           "permit": "permit", "preBind": "pre_bind", "bind": "bind", "postBind": "post_bind"}

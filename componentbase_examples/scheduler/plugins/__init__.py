@@ -1,0 +1,31 @@
+"""The default scheduler plugins, registered exactly as a third party's are."""
+
+from __future__ import annotations
+
+from componentbase_examples.scheduler.plugins.balancedallocation import NodeResourcesBalancedAllocation
+from componentbase_examples.scheduler.plugins.defaultbinder import DefaultBinder
+from componentbase_examples.scheduler.plugins.interpodaffinity import InterPodAffinity
+from componentbase_examples.scheduler.plugins.nodeaffinity import NodeAffinity
+from componentbase_examples.scheduler.plugins.nodename import NodeName
+from componentbase_examples.scheduler.plugins.nodeports import NodePorts
+from componentbase_examples.scheduler.plugins.noderesourcesfit import NodeResourcesFit
+from componentbase_examples.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from componentbase_examples.scheduler.plugins.podtopologyspread import PodTopologySpread
+from componentbase_examples.scheduler.plugins.queuesort import PrioritySort
+from componentbase_examples.scheduler.plugins.tainttoleration import TaintToleration
+
+__all__ = ["DEFAULT_PLUGINS"]
+
+DEFAULT_PLUGINS: tuple[type, ...] = (
+    PrioritySort,
+    NodeUnschedulable,
+    NodeName,
+    TaintToleration,
+    NodeAffinity,
+    NodePorts,
+    NodeResourcesFit,
+    PodTopologySpread,
+    InterPodAffinity,
+    NodeResourcesBalancedAllocation,
+    DefaultBinder,
+)

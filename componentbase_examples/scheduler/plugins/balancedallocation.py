@@ -1,0 +1,92 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose resources stay evenly used once the pod is on them.
+
+The score is ``(1 - std) * 100`` of the requested fractions of the configured resources (actual requests,
+not the non-zero defaults). Best-effort pods skip it, as kube since 1.32 (kubernetes#129138).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+import componentbase
+from componentbase import field
+from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, SKIP, CycleState, Plugin, Status
+from componentbase_examples.scheduler.plugins.resourcespec import (
+    ResourceSpec,
+    allocatable_requested,
+    default_resources,
+    pod_request,
+    validate_resources,
+)
+from componentbase_examples.scheduler.podinfo import CPU, MEMORY, PodInfo
+from componentbase_examples.scheduler.snapshot import NodeInfo
+
+
+@attrs.define(kw_only=True)
+class NodeResourcesBalancedAllocationArgs:
+    resources: list[ResourceSpec] = attrs.field(factory=default_resources)
+
+    def validate(self, path: field.Path) -> list[Exception]:
+        return validate_resources(self.resources, path.child("resources"))
+
+
+def balanced_score(fractions: list[float]) -> int:
+    if len(fractions) == 2:
+        std = abs(fractions[0] - fractions[1]) / 2
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    else:
+        std = 0.0
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+class NodeResourcesBalancedAllocation(Plugin):
+    name = "NodeResourcesBalancedAllocation"
+    Args = NodeResourcesBalancedAllocationArgs
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None, handle: Any) -> None:
+        super().__init__(args, handle)
+        self.resources = [r.name for r in (args or NodeResourcesBalancedAllocationArgs()).resources]
+        self.cpu_memory = self.resources == [CPU, MEMORY]
+
+    @componentbase.hookimpl
+    def scheduler_pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
+        amounts = [pod_request(pod, name, non_zero=False) for name in self.resources]
+        if not any(amounts):
+            return SKIP
+        state[self.name] = amounts
+        return None
+
+    @componentbase.hookimpl
+    def scheduler_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        if self.cpu_memory:
+            return self._cpu_memory(pod, nodes)
+        amounts: list[int] = state[self.name]
+        scores = []
+        for n in nodes:
+            fractions = []
+            for name, amount in zip(self.resources, amounts, strict=True):
+                alloc, req = allocatable_requested(n, name, amount, False)
+                if alloc:
+                    fractions.append(min(req / alloc, 1.0))
+            scores.append(balanced_score(fractions))
+        return scores
+
+    @staticmethod
+    def _cpu_memory(pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        pc, pm = pod.cpu, pod.memory
+        scores = []
+        for n in nodes:
+            ac, am = n.alloc_cpu, n.alloc_memory
+            if ac and am:
+                fc = min((n.req_cpu + pc) / ac, 1.0)
+                fm = min((n.req_memory + pm) / am, 1.0)
+                scores.append(int((1 - abs(fc - fm) / 2) * MAX_NODE_SCORE))
+            else:
+                fractions = [min(r / a, 1.0) for a, r in ((ac, n.req_cpu + pc), (am, n.req_memory + pm)) if a]
+                scores.append(balanced_score(fractions))
+        return scores

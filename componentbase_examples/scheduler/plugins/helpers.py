@@ -1,0 +1,222 @@
+"""Helpers the default plugins share: toleration matching, node and pod label selectors, score normalization.
+
+Semantics follow k8s.io/api's ``Toleration.ToleratesTaint`` and component-helpers' ``nodeaffinity``: a
+selector requirement that cannot be parsed (``In`` without values, ``Gt`` with a non-integer) makes its
+term match nothing, as upstream ignores terms that fail to parse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from componentbase_examples.scheduler.framework import MAX_NODE_SCORE
+from componentbase_examples.scheduler.snapshot import NodeInfo, Taint
+
+__all__ = [
+    "NodeSelector",
+    "PreferredTerms",
+    "RequiredNodeAffinity",
+    "Requirement",
+    "SelectorError",
+    "default_normalize",
+    "find_untolerated",
+    "labels_match",
+    "selector_requirements",
+    "tolerates",
+]
+
+#: One pod label selector requirement: ``(key, operator, values)``.
+Requirement = tuple[str, str, frozenset[str]]
+
+
+class SelectorError(ValueError):
+    """A label selector that cannot be parsed (the API server rejects such pods; a manifest may not)."""
+
+
+def _requirement(expr: Mapping[str, Any]) -> Requirement:
+    op = expr.get("operator", "")
+    values = frozenset(expr.get("values") or ())
+    if op in ("In", "NotIn"):
+        if not values:
+            raise SelectorError("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            raise SelectorError("values: Invalid value: values set must be empty for exists and does not exist")
+    else:
+        raise SelectorError(f'"{op}" is not a valid label selector operator')
+    return expr.get("key", ""), op, values
+
+
+def selector_requirements(selector: Mapping[str, Any]) -> tuple[Requirement, ...]:
+    """A ``LabelSelector``'s ``matchLabels`` and ``matchExpressions``, ANDed (``()`` selects everything)."""
+    found = [(str(k), "In", frozenset((str(v),))) for k, v in (selector.get("matchLabels") or {}).items()]
+    found += [_requirement(e) for e in selector.get("matchExpressions") or ()]
+    return tuple(found)
+
+
+def labels_match(requirements: tuple[Requirement, ...], labels: Mapping[str, str]) -> bool:
+    for key, op, values in requirements:
+        if op == "In":
+            if labels.get(key) not in values:
+                return False
+        elif op == "NotIn":
+            if key in labels and labels[key] in values:
+                return False
+        elif op == "Exists":
+            if key not in labels:
+                return False
+        elif key in labels:  # DoesNotExist
+            return False
+    return True
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
+    key, value, effect = taint
+    t_effect = toleration.get("effect") or ""
+    if t_effect and t_effect != effect:
+        return False
+    t_key = toleration.get("key") or ""
+    if t_key and t_key != key:
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == value
+
+
+def find_untolerated(taints: Iterable[Taint], tolerations: Sequence[Mapping[str, Any]]) -> Taint | None:
+    """The first taint no toleration tolerates, as ``FindMatchingUntoleratedTaint``."""
+    for taint in taints:
+        if not any(tolerates(t, taint) for t in tolerations):
+            return taint
+    return None
+
+
+Matcher = Callable[[NodeInfo], bool]
+
+
+def _never(node: NodeInfo) -> bool:
+    return False
+
+
+def _label_matcher(expr: Mapping[str, Any]) -> Matcher | None:
+    key = expr.get("key", "")
+    op = expr.get("operator", "")
+    values = list(expr.get("values") or ())
+    if op in ("In", "NotIn"):
+        if not values:
+            return None
+        wanted = frozenset(values)
+        if op == "In":
+            return lambda n: n.labels.get(key) in wanted
+        return lambda n: n.labels.get(key) not in wanted
+    if op in ("Exists", "DoesNotExist"):
+        if values:
+            return None
+        if op == "Exists":
+            return lambda n: key in n.labels
+        return lambda n: key not in n.labels
+    if op in ("Gt", "Lt"):
+        if len(values) != 1:
+            return None
+        try:
+            bound = int(values[0])
+        except ValueError:
+            return None
+        return _compare(key, bound, op == "Gt")
+    return None
+
+
+def _compare(key: str, bound: int, greater: bool) -> Matcher:
+    def match(n: NodeInfo) -> bool:
+        try:
+            have = int(n.labels[key])
+        except (KeyError, ValueError):
+            return False
+        return have > bound if greater else have < bound
+
+    return match
+
+
+def _field_matcher(expr: Mapping[str, Any]) -> Matcher | None:
+    """``matchFields`` knows one field, ``metadata.name``, with ``In``/``NotIn`` of exactly one value."""
+    values = list(expr.get("values") or ())
+    if expr.get("key") != "metadata.name" or len(values) != 1:
+        return None
+    name = values[0]
+    if expr.get("operator") == "In":
+        return lambda n: n.name == name
+    if expr.get("operator") == "NotIn":
+        return lambda n: n.name != name
+    return None
+
+
+def compile_term(term: Mapping[str, Any]) -> Matcher:
+    """One ``NodeSelectorTerm``: all its expressions and fields hold; an empty term matches nothing."""
+    exprs = list(term.get("matchExpressions") or ())
+    fields = list(term.get("matchFields") or ())
+    if not exprs and not fields:
+        return _never
+    matchers = [_label_matcher(e) for e in exprs] + [_field_matcher(f) for f in fields]
+    if any(m is None for m in matchers):
+        return _never
+    checks: list[Matcher] = [m for m in matchers if m is not None]
+    if len(checks) == 1:
+        return checks[0]
+    return lambda n: all(check(n) for check in checks)
+
+
+class NodeSelector:
+    """A ``NodeSelector``: its terms are ORed."""
+
+    def __init__(self, selector: Mapping[str, Any]) -> None:
+        self.terms = [compile_term(t) for t in selector.get("nodeSelectorTerms") or ()]
+
+    def match(self, node: NodeInfo) -> bool:
+        return any(term(node) for term in self.terms)
+
+
+class RequiredNodeAffinity:
+    """kube's ``GetRequiredNodeAffinity``: a pod's ``nodeSelector`` labels and required node affinity, both
+    must hold (NodeAffinity filters with it, PodTopologySpread's ``nodeAffinityPolicy: Honor`` counts by it)."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.labels = dict(spec.get("nodeSelector") or {})
+        required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+        self.selector = NodeSelector(required) if required is not None else None
+
+    def is_empty(self) -> bool:
+        return not self.labels and self.selector is None
+
+    def match(self, n: NodeInfo) -> bool:
+        labels = n.labels
+        for key, value in self.labels.items():
+            if labels.get(key) != value:
+                return False
+        return self.selector is None or self.selector.match(n)
+
+
+class PreferredTerms:
+    """``preferredDuringSchedulingIgnoredDuringExecution``: a node scores the weights of the terms it matches."""
+
+    def __init__(self, terms: Iterable[Mapping[str, Any]]) -> None:
+        self.terms = [(int(t.get("weight") or 0), compile_term(t.get("preference") or {})) for t in terms]
+        self.terms = [(w, m) for w, m in self.terms if w != 0]
+
+    def score(self, node: NodeInfo) -> int:
+        return sum(w for w, match in self.terms if match(node))
+
+
+def default_normalize(scores: list[int], reverse: bool) -> None:
+    """``helper.DefaultNormalizeScore``: scale to 0..100 by the highest score (reversed: 100 minus that)."""
+    highest = max(scores, default=0)
+    if highest == 0:
+        if reverse:
+            scores[:] = [MAX_NODE_SCORE] * len(scores)
+        return
+    if reverse:
+        scores[:] = [MAX_NODE_SCORE - MAX_NODE_SCORE * s // highest for s in scores]
+    else:
+        scores[:] = [MAX_NODE_SCORE * s // highest for s in scores]

@@ -1,0 +1,252 @@
+"""NodeResourcesFit: the pod's requests must fit the node's free allocatable; scoring by ``scoringStrategy``.
+
+Filter reasons are kube's: ``Too many pods``, ``Insufficient cpu``, ``Insufficient memory``,
+``Insufficient ephemeral-storage``, ``Insufficient <extended resource>``, every one that applies.
+Scores follow ``LeastAllocated`` (default), ``MostAllocated`` or ``RequestedToCapacityRatio`` over the
+strategy's weighted resources, with the non-zero CPU/memory requests kube scores with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+import componentbase
+from componentbase import field
+from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, Code, CycleState, Plugin, Status
+from componentbase_examples.scheduler.plugins.resourcespec import (
+    ResourceSpec,
+    allocatable_requested,
+    default_resources,
+    pod_request,
+    validate_resources,
+)
+from componentbase_examples.scheduler.podinfo import CPU, MEMORY, PodInfo
+from componentbase_examples.scheduler.snapshot import NodeInfo
+
+LEAST_ALLOCATED, MOST_ALLOCATED, RATIO = "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+
+@attrs.define(kw_only=True)
+class UtilizationShapePoint:
+    utilization: int
+    score: int
+
+
+@attrs.define(kw_only=True)
+class RequestedToCapacityRatioParam:
+    shape: list[UtilizationShapePoint] = attrs.field(factory=list)
+
+
+@attrs.define(kw_only=True)
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: list[ResourceSpec] = attrs.field(factory=default_resources)
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+
+@attrs.define(kw_only=True)
+class NodeResourcesFitArgs:
+    ignored_resources: list[str] = attrs.field(factory=list)
+    ignored_resource_groups: list[str] = attrs.field(factory=list)
+    scoring_strategy: ScoringStrategy = attrs.field(factory=ScoringStrategy)
+
+    def validate(self, path: field.Path) -> list[Exception]:
+        errs: list[Exception] = []
+        for i, group in enumerate(self.ignored_resource_groups):
+            if "/" in group:
+                errs.append(field.invalid(path.child("ignoredResourceGroups").index(i), group,
+                                          "resource group name can't contain '/'"))
+        spath = path.child("scoringStrategy")
+        strategy = self.scoring_strategy
+        if strategy.type not in (LEAST_ALLOCATED, MOST_ALLOCATED, RATIO):
+            errs.append(field.not_supported(spath.child("type"), strategy.type,
+                                            [LEAST_ALLOCATED, MOST_ALLOCATED, RATIO]))
+        errs += validate_resources(strategy.resources, spath.child("resources"))
+        if strategy.type == RATIO:
+            rpath = spath.child("requestedToCapacityRatio")
+            if strategy.requested_to_capacity_ratio is None:
+                errs.append(field.required(rpath, "required for RequestedToCapacityRatio"))
+            else:
+                errs += _validate_shape(strategy.requested_to_capacity_ratio.shape, rpath.child("shape"))
+        return errs
+
+
+def _validate_shape(shape: list[UtilizationShapePoint], path: field.Path) -> list[Exception]:
+    if not shape:
+        return [field.required(path, "at least one point must be specified")]
+    errs: list[Exception] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errs.append(field.invalid(path.index(i).child("utilization"), shape[i].utilization,
+                                      "utilization values must be sorted in increasing order"))
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            errs.append(field.invalid(path.index(i).child("utilization"), point.utilization,
+                                      "not in valid range [0, 100]"))
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errs.append(field.invalid(path.index(i).child("score"), point.score, "not in valid range [0, 10]"))
+    return errs
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division, which truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def least_score(requested: int, capacity: int) -> int:
+    return 0 if capacity == 0 or requested > capacity else (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def most_score(requested: int, capacity: int) -> int:
+    return 0 if capacity == 0 else min(requested, capacity) * MAX_NODE_SCORE // capacity
+
+
+def broken_linear(shape: list[tuple[int, int]]) -> Callable[[int], int]:
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return s
+                pu, ps = shape[i - 1]
+                return ps + _go_div((s - ps) * (p - pu), u - pu)
+        return shape[-1][1]
+
+    return f
+
+
+Scorer = Callable[[list[int], list[int]], int]
+
+
+def _weighted(per_resource: Callable[[int, int], int], weights: list[int]) -> Scorer:
+    def score(requested: list[int], allocatable: list[int]) -> int:
+        total = weight_sum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a:
+                total += per_resource(r, a) * w
+                weight_sum += w
+        return total // weight_sum if weight_sum else 0
+
+    return score
+
+
+def _ratio(shape: list[UtilizationShapePoint], weights: list[int]) -> Scorer:
+    raw = broken_linear([(p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for p in shape])
+
+    def per_resource(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(MAX_UTILIZATION)
+        return raw(requested * MAX_UTILIZATION // capacity)
+
+    def score(requested: list[int], allocatable: list[int]) -> int:
+        total = weight_sum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a:
+                s = per_resource(r, a)
+                if s > 0:
+                    total += s * w
+                    weight_sum += w
+        return int(total / weight_sum + 0.5) if weight_sum else 0
+
+    return score
+
+
+class NodeResourcesFit(Plugin):
+    name = "NodeResourcesFit"
+    Args = NodeResourcesFitArgs
+
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: Any) -> None:
+        super().__init__(args, handle)
+        args = args or NodeResourcesFitArgs()
+        self.ignored = frozenset(args.ignored_resources)
+        self.ignored_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        self.resources = [(r.name, r.weight) for r in strategy.resources or default_resources()]
+        weights = [w for _, w in self.resources]
+        self.least_cpu_memory = strategy.type == LEAST_ALLOCATED and [n for n, _ in self.resources] == [CPU, MEMORY]
+        if strategy.type == RATIO:
+            shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
+            self.scorer = _ratio(shape, weights)
+        else:
+            self.scorer = _weighted(most_score if strategy.type == MOST_ALLOCATED else least_score, weights)
+        self._statuses: dict[tuple[str, ...], Status] = {}
+
+    def _checked_scalars(self, pod: PodInfo) -> list[tuple[str, int]]:
+        return [(name, amount) for name, amount in pod.scalar.items()
+                if amount and name not in self.ignored and name.split("/")[0] not in self.ignored_groups]
+
+    def _status(self, reasons: tuple[str, ...]) -> Status:
+        status = self._statuses.get(reasons)
+        if status is None:
+            status = self._statuses[reasons] = Status(Code.UNSCHEDULABLE, *reasons, plugin=self.name)
+        return status
+
+    @componentbase.hookimpl
+    def scheduler_filter(self, pod: PodInfo, nodes: list[NodeInfo], rejected: dict[str, Status]) -> list[NodeInfo]:
+        cpu, mem, eph = pod.cpu, pod.memory, pod.ephemeral_storage
+        scalars = self._checked_scalars(pod)
+        passed = []
+        for n in nodes:
+            if (len(n.pods) >= n.alloc_pods
+                    or (cpu and cpu > n.alloc_cpu - n.req_cpu)
+                    or (mem and mem > n.alloc_memory - n.req_memory)
+                    or (eph and eph > n.alloc_ephemeral_storage - n.req_ephemeral_storage)
+                    or (scalars and any(q > n.alloc_scalar.get(r, 0) - n.req_scalar.get(r, 0) for r, q in scalars))):
+                rejected[n.name] = self._status(self.insufficient(pod, n, scalars))
+            else:
+                passed.append(n)
+        return passed
+
+    @staticmethod
+    def insufficient(pod: PodInfo, n: NodeInfo, scalars: list[tuple[str, int]]) -> tuple[str, ...]:
+        """Every reason the pod does not fit ``n``, in kube's order."""
+        reasons = []
+        if len(n.pods) >= n.alloc_pods:
+            reasons.append("Too many pods")
+        if pod.cpu and pod.cpu > n.alloc_cpu - n.req_cpu:
+            reasons.append("Insufficient cpu")
+        if pod.memory and pod.memory > n.alloc_memory - n.req_memory:
+            reasons.append("Insufficient memory")
+        if pod.ephemeral_storage and pod.ephemeral_storage > n.alloc_ephemeral_storage - n.req_ephemeral_storage:
+            reasons.append("Insufficient ephemeral-storage")
+        reasons += [f"Insufficient {r}" for r, q in scalars if q > n.alloc_scalar.get(r, 0) - n.req_scalar.get(r, 0)]
+        return tuple(reasons)
+
+    @componentbase.hookimpl
+    def scheduler_pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
+        state[self.name] = [pod_request(pod, name, non_zero=True) for name, _ in self.resources]
+        return None
+
+    @componentbase.hookimpl
+    def scheduler_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        if self.least_cpu_memory:
+            return self._least_cpu_memory(pod, nodes)
+        amounts: list[int] = state[self.name]
+        names = [name for name, _ in self.resources]
+        scores = []
+        for n in nodes:
+            pairs = [allocatable_requested(n, name, amount, True) for name, amount in zip(names, amounts, strict=True)]
+            scores.append(self.scorer([r for _, r in pairs], [a for a, _ in pairs]))
+        return scores
+
+    def _least_cpu_memory(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """The default strategy, inlined: the scheduler's hottest loop."""
+        (_, wc), (_, wm) = self.resources
+        pc, pm = pod.nz_cpu, pod.nz_memory
+        scores = []
+        for n in nodes:
+            ac, am = n.alloc_cpu, n.alloc_memory
+            rc, rm = n.nz_cpu + pc, n.nz_memory + pm
+            if ac and am:
+                sc = (ac - rc) * 100 // ac if rc <= ac else 0
+                sm = (am - rm) * 100 // am if rm <= am else 0
+                scores.append((sc * wc + sm * wm) // (wc + wm))
+            else:
+                scores.append(self.scorer([rc, rm], [ac, am]))
+        return scores

@@ -1,0 +1,269 @@
+"""The scheduler against a cluster: informers in, ``scheduleOne`` in a loop, bindings out, as kube-scheduler.
+
+One thread runs the scheduling cycles (the algorithm is CPU-bound Python: more threads would only take
+turns on the GIL). Each placement is assumed in the snapshot at once, so the next cycle counts it, and its
+binding cycle (Permit, PreBind, Bind, PostBind) runs on one of ``parallelism`` binder threads, where API
+calls overlap. A failed binding is undone (unreserve, forget the assumed pod) and the pod goes back to the
+queue with backoff; the informer seeing the pod bound confirms the assumption. A pod no node fits gets a
+``FailedScheduling`` event, its ``PodScheduled`` condition set to False (only when that changes), and waits
+for a cluster event that may help it.
+
+It runs on a ``componentbase.controller.Manager``: informers from its cache on every replica, the loop and
+the binding pool while leading, writes through its fenced client; a lost lease drops the queued bindings and
+the process exits 1, as kube-scheduler does.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import threading
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from componentbase import (
+    events,
+    workqueue,
+)
+from componentbase.client import is_conflict
+from componentbase.controller import Manager
+from componentbase_examples.scheduler import config, profiles
+from componentbase_examples.scheduler import queue as q
+from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
+from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
+from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
+from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.snapshot import Snapshot
+
+__all__ = ["SCHEDULER_ERROR", "UNSCHEDULABLE", "Scheduler", "run"]
+
+log = logging.getLogger("componentbase_examples.scheduler")
+
+UNSCHEDULABLE = "Unschedulable"
+SCHEDULER_ERROR = "SchedulerError"
+#: kube truncates event messages to this many characters; the pod condition keeps the whole message.
+EVENT_MESSAGE_LIMIT = 1024
+#: How often pods parked unschedulable for too long are retried anyway (kube's 30 s).
+LEFTOVER_FLUSH_PERIOD = 30.0
+#: How long a stopping leader waits for bindings already sent (those not sent yet are dropped at once).
+BINDING_GRACE = 1.0
+
+
+class Scheduler:
+    """kube-scheduler's ``Scheduler`` on a ``componentbase.controller.Manager``: build it, then ``run(stop)``.
+
+    The manager's cache feeds the snapshot and the queue on every replica (a standby keeps them current, so
+    it schedules at once when it leads); the scheduling loop, its binding pool and the leftover flush are
+    leader-only runnables. Bindings and status patches go through ``mgr.client``, which refuses them once
+    this replica may no longer lead; what is queued then is dropped, not sent.
+    """
+
+    def __init__(self, mgr: Manager, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
+                 rng: random.Random | None = None, hostname: str | None = None,
+                 event_sink: Literal["thread", "process"] = "thread") -> None:
+        self.cfg = cfg
+        self.mgr = mgr
+        self.snapshot = Snapshot()
+        self.binder = APIBinder(mgr.client)
+        self.frameworks: dict[str, Framework] = profiles.build_frameworks(
+            cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
+        sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
+        less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
+        self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
+                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
+        self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
+        self.pods = mgr.cache.pods()
+        self.nodes = mgr.cache.nodes()
+        SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
+        # Events are not fenced: a child process sends them, and only the leader's work records any.
+        self.broadcaster = events.EventBroadcaster(mgr.api_client, sink=event_sink)
+        host = socket.gethostname() if hostname is None else hostname
+        self.recorders = {name: self.broadcaster.new_recorder(name, host) for name in self.frameworks}
+        self._workers: workqueue.TaskPool | None = None
+        self._work_stop = threading.Event()  # the leader's work was told to stop: drop what is queued
+        mgr.add(self._schedule_loop, needs_leader=True)
+        mgr.add(self._flush_leftovers, needs_leader=True)
+
+    # --- running -------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> int:
+        """Run the manager until ``stop`` (0) or a lost lease (1); the event sender starts first, so its
+        child process imports its client while the caches sync."""
+        self.broadcaster.start()
+        try:
+            return self.mgr.run(stop)
+        finally:
+            self.broadcaster.shutdown(5.0)
+
+    def _schedule_loop(self, stop: threading.Event) -> None:
+        """The leader's scheduling loop and its binding pool; on stop, queued bindings are dropped."""
+        log.info("Caches synced: %d nodes, scheduling for %s", len(self.snapshot), ", ".join(sorted(self.frameworks)))
+        self._work_stop = stop
+        self._workers = workqueue.TaskPool(self.cfg.parallelism, "binder")
+        try:
+            while not stop.is_set():
+                self.schedule_one()  # returns at once when the stop closes the queue
+        finally:
+            # Queued bindings return at once (dropped); a call already sent may take its time: not waited for
+            # longer than this, so a stopping leader releases its lease promptly.
+            if not self._workers.close(BINDING_GRACE):
+                log.info("bindings still in flight %gs after stopping; not waiting for them", BINDING_GRACE)
+
+    def _flush_leftovers(self, stop: threading.Event) -> None:
+        """Every 30 s, retry pods parked too long; on stop, close the queue so the loop's ``pop`` returns."""
+        while not stop.wait(LEFTOVER_FLUSH_PERIOD):
+            self.queue.flush_unschedulable_leftover()
+        self.queue.close()
+
+    # --- the scheduling cycle ------------------------------------------------------------------
+
+    def schedule_one(self, timeout: float | None = None) -> bool:
+        """Pop one pod and place it (or explain why not); False if no pod came within ``timeout``."""
+        qp = self.queue.pop(timeout)
+        if qp is None:
+            return False
+        cycle = self.queue.scheduling_cycle
+        pod = qp.pod
+        fw = self.frameworks.get(pod.scheduler_name)
+        if fw is None or (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+            self.queue.done(pod.key)  # not ours, or being deleted: kube's skipPodSchedule
+            return True
+        if self.snapshot.is_assumed(pod.key):
+            # Updated while its binding is in flight: look again after a backoff, by when it is bound
+            # (and leaves the queue) or its binding failed.
+            self.queue.add_unschedulable_if_not_present(qp, cycle, error=True)
+            return True
+        state: CycleState = {}
+        try:
+            result = self.algorithm.schedule_pod(fw, state, pod)
+        except FitError as e:
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins)
+            return True
+        except NoNodesAvailable as e:
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), ())
+            return True
+        except Exception as e:  # a plugin's bug fails this attempt, not the scheduler
+            log.exception("scheduling %s/%s failed", pod.namespace, pod.name)
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            return True
+        host = result.suggested_host
+        try:
+            self.snapshot.assume_pod(pod, host)
+        except ValueError as e:
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            return True
+        status = fw.run_reserve(state, pod, host)
+        if status is None:
+            status = fw.run_permit(state, pod, host)
+            if status is not None:
+                fw.run_unreserve(state, pod, host)
+        if status is not None:
+            self.snapshot.forget_pod(pod.key)
+            point = "Reserve" if status.plugin in {n for n, _, _ in fw.reserve} else "Permit"
+            reason = UNSCHEDULABLE if status.is_rejected() else SCHEDULER_ERROR
+            self._failed(fw, qp, cycle, reason, _plugin_message(point, status), (status.plugin,),
+                         error=not status.is_rejected())
+            return True
+        assert self._workers is not None, "schedule_one runs inside run()"
+        self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host))
+        return True
+
+    def _deposed(self) -> bool:
+        """Whether this replica's work was told to stop or its writes are fenced: drop, do not retry."""
+        return self._work_stop.is_set() or not self.mgr.fence.allows()
+
+    def _binding_cycle(self, fw: Framework, state: CycleState, qp: q.QueuedPodInfo, cycle: int, host: str) -> None:
+        pod = qp.pod
+        if self._deposed():  # queued when leadership ended: dropped, never sent
+            fw.run_unreserve(state, pod, host)
+            self.snapshot.forget_pod(pod.key)
+            self.queue.done(pod.key)
+            return
+        status = fw.run_bind(state, pod, host)
+        if status is None:
+            self.queue.done(pod.key)
+            self.recorders[fw.profile_name].event(
+                pod.pod, events.NORMAL, "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {host}",
+                action="Binding")
+            return
+        fw.run_unreserve(state, pod, host)
+        self.snapshot.forget_pod(pod.key)
+        if self._deposed():  # refused by the fence (or sent as leadership ended): nothing to retry here
+            log.info("binding %s/%s to %s dropped: no longer the leader", pod.namespace, pod.name, host)
+            self.queue.done(pod.key)
+            return
+        self.queue.move_all_to_active_or_backoff(q.POD_DELETE)  # what it held is free again
+        point = "Bind" if status.plugin in {n for n, _ in fw.bind} else "PreBind"
+        self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True)
+
+    def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
+                plugins: Iterable[str], error: bool = False) -> None:
+        """kube's ``handleSchedulingFailure``: requeue, record ``FailedScheduling``, set the pod's condition.
+
+        A pod deleted meanwhile is dropped; one bound meanwhile (by someone else) is not retried and keeps
+        its condition, but still gets the event that says this scheduler's binding failed.
+        """
+        pod = qp.pod
+        cached = self.pods.get(f"{pod.namespace}/{pod.name}")
+        if cached is None or (cached.get("metadata") or {}).get("uid") != (pod.pod.get("metadata") or {}).get("uid"):
+            log.info("Pod %s/%s doesn't exist in informer cache; not retried", pod.namespace, pod.name)
+            self.queue.done(pod.key)
+            return
+        recorder = self.recorders[fw.profile_name]
+        if is_assigned(cached):
+            log.info("Pod %s/%s has been assigned to node %s; not retried", pod.namespace, pod.name,
+                     cached["spec"]["nodeName"])
+            self.queue.done(pod.key)
+            recorder.event(cached, events.WARNING, "FailedScheduling", _truncate(message), action="Scheduling")
+            return
+        if cached is not pod.pod:
+            qp.pod = PodInfo(cached)
+        self.queue.add_unschedulable_if_not_present(qp, cycle, plugins, error=error)
+        if reason == UNSCHEDULABLE:
+            log.debug("Unable to schedule %s/%s: %s", pod.namespace, pod.name, message)
+        else:
+            log.error("Error scheduling %s/%s, retrying: %s", pod.namespace, pod.name, message)
+        recorder.event(cached, events.WARNING, "FailedScheduling", _truncate(message), action="Scheduling")
+        condition = unschedulable_condition(cached, reason, message)
+        if condition is not None and self._workers is not None:
+            self._workers.submit(lambda: self._write_condition(cached, condition))
+
+    def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
+        if self._deposed():
+            return
+        try:
+            self.binder.patch_condition(pod, condition)
+        except Exception as e:  # a conflict means the pod moved on (bound, changed): nothing to correct
+            meta = pod.get("metadata") or {}
+            log.log(logging.INFO if is_conflict(e) else logging.ERROR,
+                    "Error updating pod %s/%s: %s", meta.get("namespace"), meta.get("name"), e)
+
+
+def _plugin_message(point: str, status: Status) -> str:
+    return f'running {point} plugin "{status.plugin}": {status.message()}' if status.plugin else status.message()
+
+
+def _truncate(message: str) -> str:
+    if len(message) <= EVENT_MESSAGE_LIMIT:
+        return message
+    return message[:EVENT_MESSAGE_LIMIT - 3] + "..."
+
+
+def run(completed: Any, stop: threading.Event) -> int:
+    """The scheduler's work for ``componentbase.run_component``: a ``CompletedConfig`` in, an exit code out.
+
+    The ``Manager`` elects the leader itself (after its caches synced: a hot standby), so this function is
+    marked ``elects_leader`` where the command is made.
+    """
+    cfg = completed.config.component_config
+    try:
+        registry = Registry.from_plugin_manager(completed.config.plugins)
+        # Events from a child process: each one is an API call this process's GIL need not pay for.
+        scheduler = Scheduler(Manager.from_config(completed), cfg, registry, event_sink="process")
+    except (RegistryError, profiles.ProfileError) as e:  # validation catches these first; a program may not
+        for line in str(e).splitlines():
+            log.error("%s", line)
+        return 1
+    return scheduler.run(stop)

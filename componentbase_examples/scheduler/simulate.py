@@ -1,0 +1,117 @@
+"""``--dry-run``: schedule manifests in memory with the configured profiles, as cluster-capacity does.
+
+The pods are queued and popped in the profiles' QueueSort order (priority first, then file order), each
+runs the profile named by its ``schedulerName`` through the same algorithm and plugins as in a cluster,
+and each placement is assumed and bound in the snapshot, so it counts against its node for the pods
+after it. Pods that already name a node count there from the start. Ties break with a fixed seed, so
+the same input always gives the same placements.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, TextIO
+
+import pluggy
+
+from componentbase_examples.scheduler import config, manifests, profiles
+from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
+from componentbase_examples.scheduler.framework import Framework, Handle, Registry, RegistryError, Status
+from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queue import SchedulingQueue
+from componentbase_examples.scheduler.snapshot import Snapshot
+
+__all__ = ["dry_run", "simulate"]
+
+_TERMINAL = ("Succeeded", "Failed")
+
+
+def dry_run(path: str, cfg: config.KubeSchedulerConfiguration, pm: pluggy.PluginManager, out: TextIO,
+            err: TextIO) -> int:
+    """Load ``path``, simulate, print; 1 (with one line per problem on ``err``) if the input is bad."""
+    found = manifests.load(path)
+    for warning in found.warnings:
+        err.write(f"Warning: {warning}\n")
+    if found.errors:
+        for problem in found.errors:
+            err.write(f"Error: {problem}\n")
+        return 1
+    try:
+        registry = Registry.from_plugin_manager(pm)
+    except RegistryError as e:
+        err.write(f"Error: {e}\n")
+        return 1
+    return simulate(cfg, registry, found.nodes, found.pods, out, err)
+
+
+def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: list[dict[str, Any]],
+             pods: list[dict[str, Any]], out: TextIO, err: TextIO, seed: int = 0) -> int:
+    snapshot = Snapshot(nodes)
+    try:
+        frameworks = profiles.build_frameworks(cfg, registry, Handle(snapshot, binder=_bound))
+    except (profiles.ProfileError, ValueError, TypeError) as e:
+        for line in str(e).splitlines():
+            err.write(f"Error: {line}\n")
+        return 1
+    algorithm = SchedulingAlgorithm(snapshot, cfg.percentage_of_nodes_to_score, random.Random(seed))
+    tick = iter(range(1, 1 << 62))
+    first = next(iter(frameworks.values()))
+    queue = SchedulingQueue(less=first.queue_sort, clock=lambda: float(next(tick)))
+    bound = 0
+    for pod in pods:
+        info = PodInfo(pod)
+        if (pod.get("status") or {}).get("phase") in _TERMINAL:
+            continue
+        if info.node_name:
+            snapshot.add_pod(info)
+            bound += 1
+            out.write(f"{info.namespace}/{info.name}: already bound to {info.node_name}\n")
+        else:
+            queue.add(info)
+    scheduled = failed = 0
+    while (queued := queue.pop(timeout=0)) is not None:
+        info = queued.pod
+        fw = frameworks.get(info.scheduler_name)
+        name = f"{info.namespace}/{info.name}"
+        if fw is None:
+            out.write(f'{name}: skipped: no profile has schedulerName "{info.scheduler_name}"\n')
+            failed += 1
+            continue
+        outcome = _schedule_one(algorithm, snapshot, fw, info)
+        if outcome.startswith("-> "):
+            scheduled += 1
+            out.write(f"{name} {outcome}\n")
+        else:
+            failed += 1
+            out.write(f"{name}: {outcome}\n")
+        queue.done(info.key)
+    total = scheduled + failed
+    already = f", {bound} already bound" if bound else ""
+    out.write(f"Scheduled {scheduled} of {total} pods on {len(snapshot)} nodes; {failed} unschedulable{already}.\n")
+    return 0
+
+
+def _bound(pod: PodInfo, node_name: str) -> None:
+    """The simulation's binder: the assumed pod is the placement, nothing is left to do."""
+
+
+def _schedule_one(algorithm: SchedulingAlgorithm, snapshot: Snapshot, fw: Framework, info: PodInfo) -> str:
+    """``-> node`` when placed, else the reason, as one line."""
+    state: dict[str, Any] = {}
+    try:
+        result = algorithm.schedule_pod(fw, state, info)
+    except (FitError, NoNodesAvailable) as e:
+        return str(e)
+    except Exception as e:  # a plugin's bug fails this pod, not the simulation
+        return f"error: {e}"
+    host = result.suggested_host
+    snapshot.assume_pod(info, host)
+    status: Status | None = fw.run_reserve(state, info, host)
+    if status is None:
+        status = fw.run_bind(state, info, host)
+        if status is not None:
+            fw.run_unreserve(state, info, host)
+    if status is not None:
+        snapshot.forget_pod(info.key)
+        return f"error: {status.plugin}: {status.message()}" if status.plugin else f"error: {status.message()}"
+    return f"-> {host}"

@@ -1,0 +1,38 @@
+"""``python -m componentbase_examples.virtual_kubelet --provider NAME``: a virtual kubelet; a provider runs the pods."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import componentbase
+from componentbase_examples.virtual_kubelet.hookspecs import RegistryHooks
+from componentbase_examples.virtual_kubelet.options import VirtualKubeletOptions
+from componentbase_examples.virtual_kubelet.provider import ENTRY_POINT_GROUP
+from componentbase_examples.virtual_kubelet.providers import BuiltinProviders
+from componentbase_examples.virtual_kubelet.selection import ProviderSelection
+
+
+def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
+    from componentbase_examples.virtual_kubelet.app import run_node
+
+    return run_node(completed, stop)
+
+
+run.elects_leader = True  # type: ignore[attr-defined]  # its Manager elects (with --leader-elect): not run_component
+
+
+def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:
+    """The command; ``plugins`` may offer more providers (as packages do through the entry-point group)."""
+    cmd = componentbase.Command("virtual-kubelet", VirtualKubeletOptions(), run,
+                                short="virtual-kubelet provides a virtual kubelet interface for your "
+                                      "kubernetes cluster.",
+                                hookspecs=[RegistryHooks], plugins=[BuiltinProviders(), *plugins],
+                                entry_point_group=ENTRY_POINT_GROUP)
+    cmd.plugins.register(ProviderSelection(cmd.plugins))
+    return cmd
+
+
+if __name__ == "__main__":
+    new_command().main()

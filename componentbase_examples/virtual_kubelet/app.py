@@ -1,0 +1,89 @@
+"""Turning a completed config into a running virtual node: provider, node, kubelet API, metrics."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import componentbase
+from componentbase_examples.virtual_kubelet.kubeletapi import KubeletAPI
+from componentbase_examples.virtual_kubelet.metricsserver import serve_metrics
+from componentbase_examples.virtual_kubelet.node import Node
+from componentbase_examples.virtual_kubelet.provider import Provider, installed_providers
+from componentbase_examples.virtual_kubelet.provider_types import ProviderContext
+from componentbase_examples.virtual_kubelet.resources import ResourceManager
+from componentbase_examples.virtual_kubelet.timings import Timings
+
+__all__ = ["build_provider", "kubelet_server", "run_node"]
+
+log = logging.getLogger("componentbase_examples.virtual_kubelet")
+
+
+def build_provider(config: Any, resources: ResourceManager) -> Provider:
+    """The provider ``--provider`` names, built with its decoded ``--provider-config``."""
+    opts = config.options
+    spec = installed_providers(config.plugins)[opts.provider]
+    context = ProviderContext(node_name=opts.node_name, operating_system=opts.operating_system,
+                              internal_ip=os.environ.get("VKUBELET_POD_IP", ""), daemon_port=opts.listen_port,
+                              cluster_domain=opts.cluster_domain, config=config.provider_config, resources=resources)
+    return Provider.build(spec, context)
+
+
+def kubelet_server(config: Any) -> Callable[[Node, threading.Event], Callable[[], None]]:
+    """What ``Node`` calls to start the kubelet API over TLS (and ``/metrics``); returns how to stop them."""
+
+    def serve(node: Node, stopping: threading.Event) -> Callable[[], None]:
+        from componentbase.serving import SecureServer
+
+        info = config.kubelet_serving
+        ready = componentbase.serving.NamedCheck("node-ready", lambda: _ready(node))
+        app = KubeletAPI(node.provider, lambda: node.pod_informer.list() if node.pod_informer else [],
+                         node_name=node.name, authentication=config.authentication,
+                         authorization=config.authorization, checks=[ready])
+        server = SecureServer(info.bind_address, info.port, info.ssl_context(
+            config.authentication.client_ca if config.authentication is not None else ""), app,
+            info.shutdown_timeout, limits=info.limits).start()
+        metrics_addr = config.options.metrics_addr
+        metrics = serve_metrics(metrics_addr, config.metrics, info.limits) if metrics_addr else None
+
+        def stop() -> None:
+            server.stop()
+            if metrics is not None:
+                metrics.stop()
+
+        return stop
+
+    return serve
+
+
+def _ready(node: Node) -> None:
+    if not node.ready.is_set():
+        raise RuntimeError("the node is not ready yet")
+
+
+def run_node(completed: Any, stop: threading.Event, timings: Timings | None = None) -> int:
+    """Run until ``stop`` on a ``Manager`` made from the completed config: 0 after a clean stop, 1 when the
+    node could not start or leadership was lost."""
+    from componentbase.controller import Manager
+    from componentbase.metrics import Metrics
+
+    config = completed.config
+    opts = config.options
+    config.metrics = config.metrics or Metrics()
+    config.metrics.track(config.client)
+    resources = ResourceManager()
+    provider = build_provider(config, resources)
+    taint = None if opts.disable_taint else opts.taint_key
+    manager = Manager.from_config(completed, resync=float(opts.full_resync_period))
+    node = Node(config.client, provider, name=opts.node_name, operating_system=opts.operating_system,
+                taint_key=taint, listen_port=opts.listen_port, workers=opts.pod_sync_workers,
+                resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
+                resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process",
+                manager=manager)
+    try:
+        return node.run(stop)
+    finally:
+        provider.shutdown()
