@@ -62,6 +62,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if wrong:
         raise pytest.UsageError("each test needs exactly one of the markers " + ", ".join(TIERS)
                                 + " (docs/testing.md):\n  " + "\n  ".join(wrong))
+    items.sort(key=_tier_rank)
+
+
+def _tier_rank(item: pytest.Item) -> int:
+    """Process tests first, unit tests last: xdist hands tests out in this order, so the long ones start
+    while every worker is still busy and the run does not end with one worker alone on a 20-second test."""
+    tier = next(m.name for m in item.iter_markers() if m.name in TIERS)
+    return -TIERS.index(tier)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -39,9 +39,10 @@ class ListWatch:
     """
 
     def __init__(self, list_func: Callable[..., Any], *args: Any, label_selector: str = "",
-                 field_selector: str = "", resource: str = "", api_client: Any = None) -> None:
+                 field_selector: str = "", resource: str = "", api_client: Any = None, namespace: str = "") -> None:
         self.list_func = list_func
         self.args = args
+        self.namespace = namespace or (str(args[0]) if args else "")
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.resource = resource or _resource_of(list_func)
@@ -54,13 +55,14 @@ class ListWatch:
         if namespace and not mapping.namespaced:
             raise ValueError(f"{mapping.resource} are cluster-scoped: no namespace")
         return cls(PathList(api_client, mapping.path(namespace)), label_selector=label_selector,
-                   field_selector=field_selector, resource=mapping.resource, api_client=api_client)
+                   field_selector=field_selector, resource=mapping.resource, api_client=api_client,
+                   namespace=namespace or "")
 
     def describe(self) -> str:
         """``pods`` plus the namespace and selectors, for log lines."""
         parts = [self.resource]
-        if self.args:
-            parts.append(f"namespace={self.args[0]}")
+        if self.namespace:
+            parts.append(f"namespace={self.namespace}")
         if self.label_selector:
             parts.append(f"labels={self.label_selector}")
         if self.field_selector:

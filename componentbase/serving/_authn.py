@@ -22,7 +22,7 @@ from componentbase.cli._options import (
     Options,
     flag,
 )
-from componentbase.client import is_forbidden, is_not_found, observe_request
+from componentbase.client import is_forbidden, is_not_found, observe_request, request
 from componentbase.serving._delegation import (
     DelegationError,
     UserInfo,
@@ -62,15 +62,11 @@ class TokenReviewAuthenticator:
         return user
 
     def _review(self, token: str) -> UserInfo | None:
-        from kubernetes import client  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
-
-        body = client.V1TokenReview(api_version="authentication.k8s.io/v1", kind="TokenReview",
-                                    spec=client.V1TokenReviewSpec(token=token))
-        api = client.AuthenticationV1Api(self.api_client)
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
         try:
             with observe_request(self.api_client, "POST") as obs:
-                resp = obs.response(api.create_token_review(body, _preload_content=False,
-                                                            _request_timeout=self.timeout))
+                resp = obs.response(request(self.api_client, "POST", "/apis/authentication.k8s.io/v1/tokenreviews",
+                                            body=body, timeout=self.timeout))
             status = json.loads(resp.data).get("status") or {}
         except Exception as err:  # any failure to ask refuses the request; the reply echoes the token: not logged
             raise DelegationError(f"TokenReview failed: {describe_error(err)}") from None
@@ -169,13 +165,11 @@ class AuthenticationOptions(Options):
 
 
 def _read_client_ca(api: Any, timeout: float) -> str:
-    from kubernetes import client  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
-
-    core = client.CoreV1Api(api)
     try:
         with observe_request(api, "GET") as obs:
-            resp = obs.response(core.read_namespaced_config_map(
-                AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, _preload_content=False, _request_timeout=timeout))
+            resp = obs.response(request(api, "GET", "/api/v1/namespaces/{namespace}/configmaps/{name}",
+                                        path_params={"namespace": AUTH_CONFIGMAP_NAMESPACE,
+                                                     "name": AUTH_CONFIGMAP_NAME}, timeout=timeout))
         data = json.loads(resp.data).get("data") or {}
     except Exception as err:
         if is_not_found(err):

@@ -122,7 +122,8 @@ class Demo:
         self.token = token
         self.progress = Progress(settings.pods)
         self.kubelets: list[tuple[cluster.Process, int]] = []
-        self.schedulers: dict[str, cluster.Process] = {}  # identity -> process
+        self.replicas: list[cluster.Process] = []
+        self.schedulers: dict[str, cluster.Process] = {}  # identity -> process, once each campaigns
         self.deadline = time.monotonic() + settings.timeout
         self.watching = threading.Event()  # set in close(): the informers stop before the API server does
 
@@ -131,13 +132,19 @@ class Demo:
 
     # --- the cluster ------------------------------------------------------------------------------------
 
-    def start_nodes(self) -> bool:
+    def start(self) -> bool:
+        """Every process at once (each spends its first second or two importing), then wait for them in turn."""
         from componentbase.serving import maybe_default_self_signed
 
         cert = maybe_default_self_signed(str(self.workdir), "kubelet")
         self.kubelet_ca = cert[0]
         for i in range(self.settings.nodes):
             self.kubelets.append(cluster.start_virtual_kubelet(i, self.kubeconfig, self.workdir, cert))
+        config = cluster.scheduler_config(self.kubeconfig, self.workdir)
+        self.replicas = [cluster.start_scheduler(i, config, self.workdir) for i in range(self.settings.schedulers)]
+        return self.wait_for_nodes() and self.wait_for_schedulers()
+
+    def wait_for_nodes(self) -> bool:
         names = {p.name for p, _ in self.kubelets}
         ok = wait_until(lambda: names <= self.ready_nodes(), min(60.0, self.left()), self.stop)
         self.progress.say(f"{len(names)} virtual kubelets Ready: {', '.join(sorted(names))}" if ok
@@ -153,10 +160,8 @@ class Demo:
                 ready.add(node["metadata"]["name"])
         return ready
 
-    def start_schedulers(self) -> bool:
-        config = cluster.scheduler_config(self.kubeconfig, self.workdir)
-        for i in range(self.settings.schedulers):
-            process = cluster.start_scheduler(i, config, self.workdir)
+    def wait_for_schedulers(self) -> bool:
+        for process in self.replicas:
             self.schedulers[cluster.identity_of(process)] = process
         ok = wait_until(lambda: bool(self.leader()), min(30.0, self.left()), self.stop)
         self.progress.say(f"{len(self.schedulers)} scheduler replicas; leader: {self.leader_name()}" if ok
@@ -252,7 +257,7 @@ class Demo:
 
     def close(self) -> None:
         self.watching.set()
-        for process in self.schedulers.values():
+        for process in self.replicas:
             process.stop()
         if self.settings.kubeconfig:  # a real cluster: leave nothing behind
             with contextlib.suppress(Exception):
@@ -272,7 +277,7 @@ def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) ->
     with api_server(settings) as (kubeconfig, token), tempfile.TemporaryDirectory(prefix="cb-demo-") as tmp:
         demo = Demo(settings, stop, kubeconfig, token, Path(tmp))
         try:
-            if not demo.start_nodes() or not demo.start_schedulers():
+            if not demo.start():
                 return 1
             return demo.run()
         finally:

@@ -41,10 +41,7 @@ class APIBinder:
     """Binds pods and patches their status through one ``ApiClient`` (safe from many threads)."""
 
     def __init__(self, api_client: Any, request_timeout: float = 30.0) -> None:
-        from kubernetes.client import CoreV1Api
-
         self.api_client = api_client
-        self.core: Any = CoreV1Api(api_client)  # Any: plain dict bodies, not models
         self.request_timeout = request_timeout
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
@@ -74,10 +71,11 @@ class APIBinder:
             body["metadata"] = {"resourceVersion": meta["resourceVersion"]}
         try:
             with observe_request(self.api_client, "PATCH") as obs:
-                obs.response(self.core.patch_namespaced_pod_status(
-                    meta.get("name", ""), meta.get("namespace") or "default", body, _preload_content=False,
-                    _content_type="application/strategic-merge-patch+json",
-                    _request_timeout=self.request_timeout)).read()
+                obs.response(componentbase.client.request(
+                    self.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
+                    path_params={"namespace": meta.get("namespace") or "default", "name": meta.get("name", "")},
+                    body=body, content_type="application/strategic-merge-patch+json",
+                    timeout=self.request_timeout)).read()
         except Exception as err:
             raise _message(err) from None
 

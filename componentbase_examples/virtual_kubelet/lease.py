@@ -35,10 +35,6 @@ class NodeLease:
                  request_timeout: float = 10.0) -> None:
         if duration <= 0 or not 0 < renew_interval < duration:
             raise ValueError("lease renew interval must be positive and less than the lease duration")
-        from kubernetes.client import CoordinationV1Api
-
-        api = CoordinationV1Api(api_client)
-        self._read = api.read_namespaced_lease
         # Unvalidated: the client's models would rewrite our MicroTime renewTime in their own format.
         self._api_client = api_client
         self.node_name = node_name
@@ -91,9 +87,8 @@ class NodeLease:
         backoff = self.retry.copy()
         while not stop.is_set():
             try:
-                resp = self._read(self.node_name, NODE_LEASE_NAMESPACE, _preload_content=False,
-                                  _request_timeout=self.timeout)
-                self.latest = kubeapi.body(resp)
+                self.latest = kubeapi.call(self._api_client, "GET", _LEASES + "/{name}",
+                                           namespace=NODE_LEASE_NAMESPACE, name=self.node_name, timeout=self.timeout)
                 return self.latest, False
             except Exception as err:
                 if kubeapi.is_not_found(err):

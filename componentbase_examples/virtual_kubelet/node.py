@@ -98,23 +98,20 @@ class Node:
 
     def _readers(self) -> tuple[Lookup, Lookup]:
         """GETs of one ConfigMap or Secret by ``namespace/name``; None when the API server has none."""
-        from kubernetes.client import CoreV1Api
-
-        core = CoreV1Api(self.api_client)
-
-        def reader(kind: str, call: Callable[..., Any]) -> Lookup:
+        def reader(kind: str, path: str) -> Lookup:
             def read(key: str) -> dict[str, Any] | None:
                 namespace, _, name = key.partition("/")
                 try:
-                    return kubeapi.body(call(name, namespace, _preload_content=False,
-                                             _request_timeout=self.timings.request_timeout))
+                    return kubeapi.call(self.api_client, "GET", path, namespace=namespace, name=name,
+                                        timeout=self.timings.request_timeout)
                 except Exception as err:
                     if kubeapi.is_not_found(err):
                         return None
                     raise LookupFailed(f'reading {kind} "{key}": {kubeapi.describe(err)}') from err
             return read
 
-        return reader("configmap", core.read_namespaced_config_map), reader("secret", core.read_namespaced_secret)
+        return (reader("configmap", "/api/v1/namespaces/{namespace}/configmaps/{name}"),
+                reader("secret", "/api/v1/namespaces/{namespace}/secrets/{name}"))
 
     def run(self, stop: threading.Event) -> int:
         """Run until ``stop``: 0 after a clean stop, 1 when the node could not start (the reason is logged)."""

@@ -38,6 +38,9 @@ class NodeSyncFailed(Exception):
     """A registration or status write failed; one line saying which and why (the controller retries it)."""
 
 
+_NODE = "/api/v1/nodes/{name}"
+
+
 class NodeController:
     """One node: ``run(stop)`` registers it and heartbeats until ``stop``; ``registered`` once it exists.
 
@@ -47,10 +50,8 @@ class NodeController:
 
     def __init__(self, api_client: Any, provider: Provider, node: Node, timings: Timings, *,
                  stop_client: Any = None, metrics: Any = None) -> None:
-        from kubernetes.client import CoreV1Api
-
-        self.api: Any = CoreV1Api(api_client)
-        self.stop_api: Any = CoreV1Api(stop_client) if stop_client is not None else self.api
+        self.api: Any = api_client
+        self.stop_api: Any = stop_client if stop_client is not None else api_client
         self.provider = provider
         self.node = node  # what we want the node to be; the status loop owns it once running
         self.name = str(node["metadata"]["name"])
@@ -152,8 +153,7 @@ class NodeController:
 
     def _read(self, api: Any) -> Node | None:
         try:
-            return kubeapi.body(api.read_node(self.name, _preload_content=False,
-                                                   _request_timeout=self.timings.request_timeout))
+            return kubeapi.call(api, "GET", _NODE, name=self.name, timeout=self.timings.request_timeout)
         except Exception as err:
             if kubeapi.is_not_found(err):
                 return None
@@ -178,14 +178,13 @@ class NodeController:
         with self._lock:
             wanted = copy.deepcopy(self.node)
         if current is None:
-            self._remember(kubeapi.body(api.create_node(wanted, _preload_content=False, _request_timeout=t)))
+            self._remember(kubeapi.call(api, "POST", "/api/v1/nodes", body=wanted, timeout=t))
             return
         merged = _take_over(current, wanted)
         if merged == current:
             self._remember(current)
             return
-        self._remember(kubeapi.body(api.replace_node(self.name, merged, _preload_content=False,
-                                                          _request_timeout=t)))
+        self._remember(kubeapi.call(api, "PUT", _NODE, name=self.name, body=merged, timeout=t))
         log.info("Took over existing node %s", self.name)
 
     def _write_status(self, api: Any = None) -> None:
@@ -205,8 +204,8 @@ class NodeController:
             status = copy.deepcopy(self.node.get("status") or {})
         body = dict(current)
         body["status"] = _merge_status(current.get("status") or {}, status)
-        self._remember(kubeapi.body(api.replace_node_status(self.name, body, _preload_content=False,
-                                                                 _request_timeout=self.timings.request_timeout)))
+        self._remember(kubeapi.call(api, "PUT", _NODE + "/status", name=self.name, body=body,
+                                    timeout=self.timings.request_timeout))
         self.status_updates += 1
 
 

@@ -74,9 +74,7 @@ class PodController:
 
     def __init__(self, api_client: Any, provider: Provider, pods: Any, recorder: Any, *, workers: int,
                  timings: Timings, resync_period: float, metrics: Any = None) -> None:
-        from kubernetes.client import CoreV1Api
-
-        self.api: Any = CoreV1Api(api_client)
+        self.api_client = api_client
         self.provider = provider
         self.pods = pods  # the SharedInformer of pods bound to this node
         self.recorder = recorder
@@ -263,9 +261,10 @@ class PodController:
         if podcompare.is_running(pod):
             log.debug("Force deleting pod %s in running state", _key(pod))
         try:
-            self.api.delete_namespaced_pod(meta.get("name", ""), meta.get("namespace", ""),
-                                           body={"gracePeriodSeconds": 0, "preconditions": {"uid": meta.get("uid")}},
-                                           _preload_content=False, _request_timeout=self.timings.request_timeout).read()
+            kubeapi.call(self.api_client, "DELETE", "/api/v1/namespaces/{namespace}/pods/{name}",
+                         namespace=meta.get("namespace", ""), name=meta.get("name", ""),
+                         body={"gracePeriodSeconds": 0, "preconditions": {"uid": meta.get("uid")}},
+                         timeout=self.timings.request_timeout)
         except Exception as err:
             if kubeapi.is_not_found(err) or kubeapi.is_conflict(err):
                 return
@@ -288,7 +287,7 @@ class PodController:
             # read(): a response left unread keeps its connection, so every write would open a new one.
             # Status patches are dicts we build: no pydantic validation of them per pod.
             componentbase.client.request(
-                self.api.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
+                self.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
                 path_params={"namespace": meta.get("namespace", ""), "name": meta.get("name", "")},
                 body=podcompare.status_patch(pod, status), content_type="application/merge-patch+json",
                 timeout=self.timings.request_timeout).read()

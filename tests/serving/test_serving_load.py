@@ -1,4 +1,4 @@
-"""Load: 8 concurrent keep-alive clients for ~10 s on /healthz and an authorized /metrics, no request failing."""
+"""Load: 8 concurrent keep-alive clients for ~4 s on /healthz and an authorized /metrics, no request failing."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from .test_serving_health import serving_config
 pytestmark = pytest.mark.integration
 
 CLIENTS = 8
-DURATION = 10.0
+DURATION = 4.0
 
 
-def test_eight_clients_for_ten_seconds_without_a_failed_request(apiserver: LoopbackAPIServer) -> None:
+def test_eight_clients_for_four_seconds_without_a_failed_request(apiserver: LoopbackAPIServer) -> None:
     srv = start_serving(serving_config(apiserver.kubeconfig_path), threading.Event())
     deadline = time.monotonic() + DURATION
 
