@@ -28,7 +28,7 @@ from componentbase_examples.virtual_kubelet.provider_types import (
     ProviderContext,
     ProviderSpec,
 )
-from componentbase_examples.virtual_kubelet.providers.process import execute, machine
+from componentbase_examples.virtual_kubelet.providers.process import execute, machine, state
 from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig, validate_config
 from componentbase_examples.virtual_kubelet.providers.process.container import ContainerProcess
 from componentbase_examples.virtual_kubelet.providers.process.crilog import read_log
@@ -73,6 +73,7 @@ class ProcessProvider:
         self._lock = threading.RLock()
         self._pods: dict[str, _PodRecord] = {}
         self._notify: Callable[[Pod], None] = lambda pod: None
+        self._adopted = False
 
     # --- status ---------------------------------------------------------------------------------
 
@@ -112,6 +113,7 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def create_pod(self, pod: Pod) -> None:
+        self._adopt_once()
         meta = pod.get("metadata") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         key = _key(namespace, name)
@@ -133,17 +135,44 @@ class ProcessProvider:
                     cname = str(c.get("name"))
                     env = {"PATH": os.environ.get("PATH", os.defpath), **envs[cname]}
                     argv = [expand(str(a), env) for a in [*c.get("command", ()), *c.get("args", ())]]
-                    rec.images[cname] = str(c.get("image", ""))
                     rec.containers[cname] = ContainerProcess(
                         name=cname, argv=argv, env=env, working_dir=str(c.get("workingDir") or ""),
-                        log_dir=os.path.join(log_dir, cname), restart_policy=str(spec.get("restartPolicy") or "Always"),
-                        backoff=float(self.config.restart_backoff), max_backoff=float(self.config.max_restart_backoff),
-                        on_change=functools.partial(self._changed, key))
+                        **self._container_args(key, rec, c))
         if rec.failure is not None:
             log.info("pod %s cannot run: %s", key, rec.failure[1])
+        else:
+            state.save_pod(log_dir, rec.pod, rec.start_time)
         for proc in rec.containers.values():
             proc.start()
         self._changed(key)
+
+    def _container_args(self, key: str, rec: _PodRecord, container: dict[str, Any]) -> dict[str, Any]:
+        """What a container is given whether it is new or adopted."""
+        cname = str(container.get("name"))
+        rec.images[cname] = str(container.get("image", ""))
+        return {"log_dir": os.path.join(rec.log_dir, cname),
+                "restart_policy": str((rec.pod.get("spec") or {}).get("restartPolicy") or "Always"),
+                "backoff": float(self.config.restart_backoff), "max_backoff": float(self.config.max_restart_backoff),
+                "on_change": functools.partial(self._changed, key)}
+
+    def _adopt_once(self) -> None:
+        """At the first call after a start: take up the pods a previous run of the provider left running."""
+        with self._lock:
+            if self._adopted:
+                return
+            self._adopted = True
+            for pod, start_time, log_dir in state.load_pods(self.root):
+                key = _key_of(pod)
+                rec = _PodRecord(pod, log_dir)
+                rec.start_time = start_time
+                for c in (pod.get("spec") or {}).get("containers") or ():
+                    rec.containers[str(c.get("name"))] = ContainerProcess.adopt(
+                        name=str(c.get("name")), **self._container_args(key, rec, c))
+                self._pods[key] = rec
+                log.info("pod %s: taken up from %s", key, log_dir)
+            adopted = [c for rec in self._pods.values() for c in rec.containers.values()]
+        for proc in adopted:
+            proc.start()
 
     @componentbase.hookimpl
     def update_pod(self, pod: Pod) -> None:
@@ -184,6 +213,7 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def get_pod(self, namespace: str, name: str) -> Pod | None:
+        self._adopt_once()
         with self._lock:
             rec = self._pods.get(_key(namespace, name))
             return self._pod_with_status(rec) if rec is not None else None
@@ -198,12 +228,17 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def get_pods(self) -> list[Pod]:
+        self._adopt_once()
         with self._lock:
             return [self._pod_with_status(rec) for rec in self._pods.values()]
 
     @componentbase.hookimpl
     def notify_pods(self, callback: Callable[[Pod], None]) -> None:
+        """Also reports every pod it runs now: those taken up from a previous run have news (ended meanwhile)."""
         self._notify = callback
+        self._adopt_once()
+        for pod in self.get_pods():
+            callback(pod)
 
     def pids(self, namespace: str, name: str) -> dict[str, int | None]:
         """The process id of each container now (None: not running); for tests and debugging."""
@@ -268,7 +303,10 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def shutdown(self) -> None:
-        """Kill every container: nothing the virtual kubelet started outlives it."""
+        """Leave the containers running for the next start to take up, as a kubelet does; with
+        ``stopContainersOnShutdown``, stop them all (within ``shutdownGracePeriod``)."""
+        if not self.config.stop_containers_on_shutdown:
+            return
         with self._lock:
             records = list(self._pods.values())
         grace = float(self.config.shutdown_grace_period)
