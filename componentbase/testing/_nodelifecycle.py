@@ -123,15 +123,16 @@ class NodeLifecycle:
         return updated
 
     def _taint(self, node: dict[str, Any], ready: str) -> None:
-        spec = node.setdefault("spec", {})
-        taints = [t for t in spec.get("taints") or () if t.get("key") not in _TAINT_KEYS.values()]
+        """The taints for ``ready`` added, the others of ours removed; everyone else's kept where they are."""
+        existing = list((node.get("spec") or {}).get("taints") or ())
         key = _TAINT_KEYS.get(ready)
-        kept = [t for t in spec.get("taints") or () if t.get("key") == key]
+        taints = [t for t in existing if t.get("key") not in _TAINT_KEYS.values() or t.get("key") == key]
         if key is not None:
-            taints += kept or [{"key": key, "effect": "NoSchedule"},
-                               {"key": key, "effect": "NoExecute", "timeAdded": _now()}]
-        if taints != (spec.get("taints") or []):
-            spec["taints"] = taints
+            have = {t.get("effect") for t in taints if t.get("key") == key}
+            taints += [t for t in ({"key": key, "effect": "NoSchedule"},
+                                   {"key": key, "effect": "NoExecute", "timeAdded": _now()}) if t["effect"] not in have]
+        if taints != existing:
+            node.setdefault("spec", {})["taints"] = taints
             self._call("PUT", f"/api/v1/nodes/{node['metadata']['name']}", node)
 
     def _mark_pods_not_ready(self, node_name: str) -> None:

@@ -13,11 +13,11 @@ from typing import Any
 import psutil
 import pytest
 
-from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.testing import FakeClock, LoopbackAPIServer, NodeLifecycle, eventually
 from tests.virtual_kubelet.conftest import Kube, free_ports, ready
 from tests.virtual_kubelet.test_cli import _env
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.timeout(180)]  # two starts of a process each
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +45,7 @@ class VirtualKubelet:
         self.config.write_text(f"root: {tmp / 'root'}\nrestartBackoff: 50ms\nmaxRestartBackoff: 200ms\n"
                                "shutdownGracePeriod: 1s\nstopContainersOnShutdown: true\n")
         self.proc: subprocess.Popen[str] | None = None
+        self.log = tmp / "vk.log"  # a file, not a pipe: a pipe nobody reads would block the process once full
 
     def start(self) -> subprocess.Popen[str]:
         port, = free_ports(1)
@@ -52,20 +53,20 @@ class VirtualKubelet:
             [sys.executable, "-m", "componentbase_examples.virtual_kubelet", "--provider=process",
              f"--provider-config={self.config}", f"--kubeconfig={self.apiserver.kubeconfig_path}", "--nodename=vk",
              f"--listen-port={port}", "--metrics-addr=", "--startup-timeout=30s"],
-            cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True)
+            cwd=ROOT, env=_env(VKUBELET_POD_IP="127.0.0.1"), stdout=subprocess.DEVNULL,
+            stderr=self.log.open("a"), text=True)
         return self.proc
 
     def stop(self) -> str:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
         try:
-            _, err = self.proc.communicate(timeout=30)
+            self.proc.wait(timeout=30)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
-                self.proc.communicate()
-        return err
+                self.proc.wait()
+        return self.log.read_text()
 
 
 @pytest.fixture
@@ -101,11 +102,11 @@ def test_sigkilled_and_restarted_under_20_never_pods_runs_each_once_and_reports_
     go.mkdir()
     names = [f"job-{i}" for i in range(20)]
     first = vk.start()
-    eventually(lambda: ready(kube.node()) or first.poll() is not None, 30, what="the node to be Ready")
+    eventually(lambda: ready(kube.node()) or first.poll() is not None, 60, what="the node to be Ready")
     for name in names:
         kube.create_pod(name, [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
                                 "args": [name, str(runs), str(go)]}], restartPolicy="Never")
-    eventually(lambda: all(_container(kube, n).get("state", {}).get("running") for n in names), 60,
+    eventually(lambda: all(_container(kube, n).get("state", {}).get("running") for n in names), 90,
                what="all 20 pods to run")
     pids = {name: _pid(kube, name) for name in names}
 
@@ -147,7 +148,7 @@ def test_restart_count_goes_on_across_restarts_and_a_reused_pid_is_not_adopted(
     runs.mkdir()
     go.mkdir()
     first = vk.start()
-    eventually(lambda: ready(kube.node()) or first.poll() is not None, 30, what="the node to be Ready")
+    eventually(lambda: ready(kube.node()) or first.poll() is not None, 60, what="the node to be Ready")
     for name in ("always", "gone"):
         kube.create_pod(name, [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
                                 "args": [name, str(runs), str(go)]}], restartPolicy="Always")
@@ -174,11 +175,11 @@ def test_restart_count_goes_on_across_restarts_and_a_reused_pid_is_not_adopted(
 
         second = vk.start()
         eventually(lambda: _container(kube, "always").get("restartCount") == 2 and
-                   _container(kube, "always")["state"].get("running"), 30, what="the next restart")
+                   _container(kube, "always")["state"].get("running"), 60, what="the next restart")
         assert _container(kube, "always")["lastState"]["terminated"]["exitCode"] == 3
         eventually(lambda: (runs / "always").read_text() == "run\n" * 3, what="the third run")
         gone = eventually(lambda: _container(kube, "gone").get("restartCount", 0) >= 1 and _container(kube, "gone"),
-                          30, what="the lost container to be restarted")
+                          60, what="the lost container to be restarted")
         assert gone["lastState"]["terminated"]["reason"] == "ContainerStatusUnknown"
         assert stranger.poll() is None, "a process that only got a recorded pid was signalled"
     finally:
@@ -186,3 +187,41 @@ def test_restart_count_goes_on_across_restarts_and_a_reused_pid_is_not_adopted(
         stranger.wait()
     assert second.poll() is None
     vk.stop()
+
+
+def test_a_virtual_kubelet_gone_for_good_leaves_its_node_not_ready_and_its_pods_not_ready_until_it_returns(
+        vk: VirtualKubelet, kube: Kube, apiserver: LoopbackAPIServer, tmp_path: Path) -> None:
+    """The node lifecycle controller's part is played by ``NodeLifecycle`` (kube-controller-manager's on a
+    cluster); its grace period passes on a fake clock once the virtual kubelet is killed."""
+    runs, go = tmp_path / "runs", tmp_path / "go"
+    runs.mkdir()
+    go.mkdir()
+    clock = FakeClock()
+    with NodeLifecycle(apiserver, grace_period=40, monitor_period=0.05, clock=clock) as lifecycle:
+        first = vk.start()
+        eventually(lambda: ready(kube.node()) or first.poll() is not None, 60, what="the node to be Ready")
+        kube.create_pod("web", [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
+                                 "args": ["web", str(runs), str(go)]}], restartPolicy="Never")
+        eventually(lambda: _ready(kube.pod("web")) == "True", 30, what="the pod to be Ready")
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        lifecycle.sync()  # its last heartbeat, seen now
+        clock.step(41)
+        node = eventually(lambda: (n := kube.node()) and _ready(n) == "Unknown" and n, 10,
+                          what="the node to turn Unknown")
+        assert next(c for c in node["status"]["conditions"] if c["type"] == "Ready")["reason"] == "NodeStatusUnknown"
+        eventually(lambda: _ready(kube.pod("web")) == "False", 10, what="the pod to stop being Ready")
+        assert _status(kube, "web")["phase"] == "Running"  # its process still runs: only Ready is withdrawn
+
+        second = vk.start()
+        eventually(lambda: _ready(kube.node()) == "True" and not (kube.node() or {})["spec"].get("taints", [])[1:],
+                   30, what="the node to be Ready again, without the unreachable taints")
+        eventually(lambda: _ready(kube.pod("web")) == "True", 60, what="the pod to be Ready again")
+        assert (runs / "web").read_text() == "run\n"
+        assert second.poll() is None
+    vk.stop()
+
+
+def _ready(obj: dict[str, Any] | None) -> str | None:
+    conds = ((obj or {}).get("status") or {}).get("conditions") or ()
+    return next((c["status"] for c in conds if c["type"] == "Ready"), None)
