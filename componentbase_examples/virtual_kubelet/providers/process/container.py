@@ -19,7 +19,6 @@ import logging
 import os
 import secrets
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +30,6 @@ from typing import Any
 from componentbase.client import format_time
 from componentbase.util import Backoff
 from componentbase_examples.virtual_kubelet.providers.process import shim
-from componentbase_examples.virtual_kubelet.providers.process.shim import CANNOT_RUN
 
 __all__ = ["ContainerProcess", "exit_restarts"]
 
@@ -95,6 +93,11 @@ class ContainerProcess:
         self.last_state: dict[str, Any] = {}
         #: Terminated for good: it will not be started again.
         self.finished = False
+        #: The readiness probe's verdict on this run; None: no readiness probe (running means ready).
+        self.probe_ready: bool | None = None
+        #: Called with this container when a run starts and with None when it ends (the provider's probes).
+        self.on_run: Callable[[ContainerProcess, dict[str, Any] | None], None] = lambda proc, run: None
+        self._launched = False
         self._thread = threading.Thread(target=self._run, name=f"container-{name}", daemon=True)
 
     @classmethod
@@ -112,6 +115,12 @@ class ContainerProcess:
             proc.state, proc.finished = dict(saved["state"]), True
         return proc
 
+    def save_spec(self) -> None:
+        """Record what to run before anything runs: a restarted virtual kubelet starts from this file too."""
+        os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
+        shim.write_json(os.path.join(self.log_dir, "spec.json"), {
+            "argv": self.argv, "env": self.env, "workingDir": self.working_dir})
+
     # --- what the provider reads --------------------------------------------------------------
 
     def log_path(self, restart: int | None = None) -> str:
@@ -126,10 +135,28 @@ class ContainerProcess:
     def running(self) -> bool:
         return "running" in self.state
 
+    @property
+    def launched(self) -> bool:
+        """Its thread was started (it ran, runs or waits to run again), or it finished before."""
+        return self._launched or self.finished
+
+    @property
+    def succeeded(self) -> bool:
+        """Done for good with exit code 0: what an init container must be before the next one starts."""
+        return self.finished and (self.state.get("terminated") or {}).get("exitCode") == 0
+
+    def set_ready(self, ready: bool | None) -> None:
+        """The readiness probe's verdict (None: no probe), as the status shows it."""
+        with self._lock:
+            changed, self.probe_ready = self.probe_ready != ready, ready
+        if changed:
+            self._on_change()
+
     def status(self, image: str) -> dict[str, Any]:
         with self._lock:
+            running = "running" in self.state
             status: dict[str, Any] = {"name": self.name, "image": image, "imageID": "",
-                                      "ready": "running" in self.state, "started": "running" in self.state,
+                                      "ready": running and self.probe_ready is not False, "started": running,
                                       "restartCount": self.restart_count, "state": dict(self.state)}
             pid = self.pid
             if pid is not None:
@@ -141,23 +168,33 @@ class ContainerProcess:
     # --- life cycle -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        if not self.finished:
-            self._thread.start()
+        """Run it (or, adopted, take its run up); a second call does nothing."""
+        with self._lock:
+            if self.finished or self._launched:
+                return
+            self._launched = True
+        self._thread.start()
 
     def stop(self, grace: float) -> None:
         """SIGTERM the process group, SIGKILL it after ``grace`` seconds; no restart follows."""
         with self._lock:
             self._stopping = True
             self._wake.notify_all()
-            run = self._run_record
-        if run is not None:
-            _signal_group(run, signal.SIGTERM)
-            with self._lock:
-                over = self._wake.wait_for(lambda: self._run_record is not run, timeout=max(grace, 0.0))
-            if not over:
-                _signal_group(run, signal.SIGKILL)
+        self.kill(grace)
         if self._thread.ident is not None:
             self._thread.join(timeout=max(grace, 0.0) + 5.0)
+
+    def kill(self, grace: float) -> None:
+        """End the current run (SIGTERM, SIGKILL after ``grace``); ``restartPolicy`` decides what follows."""
+        with self._lock:
+            run = self._run_record
+        if run is None:
+            return
+        _signal_group(run, signal.SIGTERM)
+        with self._lock:
+            over = self._wake.wait_for(lambda: self._run_record is not run, timeout=max(grace, 0.0))
+        if not over:
+            _signal_group(run, signal.SIGKILL)
 
     def _save(self) -> None:
         """What a restarted virtual kubelet needs to go on counting and not to run a finished container again."""
@@ -232,10 +269,9 @@ class ContainerProcess:
             with self._lock:
                 self._run_record = run
             self._set({"running": {"startedAt": format_time(run.get("startedAt"))}})
+            self.on_run(self, run)
             _wait_gone(int(run["shimPid"]), int(run["shimStartTime"]))
-            with self._lock:
-                self._run_record = None
-                self._wake.notify_all()
+            self._run_over()
             return self._terminated(attempt, run)
         _signal_group(run, signal.SIGKILL)  # its shim is gone: nothing would record how it ends
         return self._terminated(attempt, run)
@@ -243,15 +279,7 @@ class ContainerProcess:
     def _run_once(self) -> dict[str, Any]:
         """Start run ``restart_count`` through a shim and wait for it; the ``terminated`` state it ended in."""
         attempt = self.restart_count
-        program = shutil.which(self.argv[0], path=self.env.get("PATH", os.defpath)) if "/" not in self.argv[0] \
-            else self.argv[0]
-        if program is None:
-            now = format_time()
-            return {"exitCode": CANNOT_RUN, "reason": "ContainerCannotRun", "startedAt": now, "finishedAt": now,
-                    "message": f'exec: "{self.argv[0]}": executable file not found in $PATH'}
         os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
-        shim.write_json(os.path.join(self.log_dir, "spec.json"), {
-            "argv": [program, *self.argv[1:]], "env": self.env, "workingDir": self.working_dir})
         with open(os.path.join(self.log_dir, "shim.err"), "ab") as errors:
             runner = subprocess.Popen(
                 [sys.executable, "-I", "-S", shim.__file__, self.log_dir, str(attempt), secrets.token_hex(16)],
@@ -267,11 +295,16 @@ class ContainerProcess:
             _signal_group(run, signal.SIGKILL)
         if run:
             self._set({"running": {"startedAt": format_time(run.get("startedAt"))}})
+            self.on_run(self, run)
         runner.wait()
+        self._run_over()
+        return self._terminated(attempt, run)
+
+    def _run_over(self) -> None:
+        self.on_run(self, None)
         with self._lock:
             self._run_record = None
             self._wake.notify_all()
-        return self._terminated(attempt, run)
 
 
 def _has_token(run: dict[str, Any]) -> bool:

@@ -32,7 +32,8 @@ from componentbase_examples.virtual_kubelet.providers.process import execute, ma
 from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig, validate_config
 from componentbase_examples.virtual_kubelet.providers.process.container import ContainerProcess
 from componentbase_examples.virtual_kubelet.providers.process.crilog import read_log
-from componentbase_examples.virtual_kubelet.providers.process.podstatus import Conditions, phase_of
+from componentbase_examples.virtual_kubelet.providers.process.podstatus import Conditions, pod_status
+from componentbase_examples.virtual_kubelet.providers.process.probes import ContainerProbes
 
 __all__ = ["SPEC", "ProcessProvider"]
 
@@ -56,7 +57,8 @@ class _PodRecord:
     def __init__(self, pod: Pod, log_dir: str) -> None:
         self.pod = pod
         self.log_dir = log_dir
-        self.containers: dict[str, ContainerProcess] = {}
+        self.containers: dict[str, ContainerProcess] = {}  # init containers first, in order
+        self.init_names: list[str] = []
         self.images: dict[str, str] = {}
         self.start_time = format_time()
         self.conditions = Conditions()
@@ -78,24 +80,11 @@ class ProcessProvider:
     # --- status ---------------------------------------------------------------------------------
 
     def _status(self, rec: _PodRecord) -> dict[str, Any]:
-        host_ip = self.context.internal_ip or "127.0.0.1"
-        status: dict[str, Any] = {"hostIP": host_ip, "podIP": host_ip, "podIPs": [{"ip": host_ip}],
-                                  "startTime": rec.start_time}
-        if rec.failure is not None:
-            reason, message = rec.failure
-            status.update(phase="Failed", reason=reason, message=message,
-                          conditions=rec.conditions.current(False))
-            status["containerStatuses"] = [
-                {"name": c.get("name"), "image": c.get("image", ""), "imageID": "", "ready": False,
-                 "started": False, "restartCount": 0, "state": {"waiting": {"reason": reason, "message": message}}}
-                for c in (rec.pod.get("spec") or {}).get("containers") or ()]
-            return status
-        containers = list(rec.containers.values())
-        statuses = [c.status(rec.images.get(c.name, "")) for c in containers]
-        ready = bool(statuses) and all(s["ready"] for s in statuses)
-        status.update(phase=phase_of(containers), conditions=rec.conditions.current(ready),
-                      containerStatuses=statuses)
-        return status
+        init = [rec.containers[n] for n in rec.init_names if n in rec.containers]
+        return pod_status(host_ip=self.context.internal_ip or "127.0.0.1", start_time=rec.start_time,
+                          conditions=rec.conditions, init=init,
+                          containers=[c for n, c in rec.containers.items() if n not in rec.init_names],
+                          images=rec.images, failure=rec.failure, spec=rec.pod.get("spec") or {})
 
     def _pod_with_status(self, rec: _PodRecord) -> Pod:
         pod = copy.deepcopy(rec.pod)
@@ -105,7 +94,10 @@ class ProcessProvider:
     def _changed(self, key: str) -> None:
         with self._lock:
             rec = self._pods.get(key)
-            pod = self._pod_with_status(rec) if rec is not None else None
+        if rec is not None:
+            self._advance(rec)
+        with self._lock:
+            pod = self._pod_with_status(rec) if rec is not None and self._pods.get(key) is rec else None
         if pod is not None:
             self._notify(pod)
 
@@ -118,7 +110,7 @@ class ProcessProvider:
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         key = _key(namespace, name)
         spec = pod.get("spec") or {}
-        containers = list(spec.get("containers") or ())
+        containers = [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
         envs = {str(c.get("name")): container_env(self.context.resources, pod, c) for c in containers}
         log_dir = os.path.join(self.root, "pods", f"{namespace}_{name}_{meta.get('uid', '')}")
         rec = _PodRecord(copy.deepcopy(pod), log_dir)
@@ -138,22 +130,36 @@ class ProcessProvider:
                     rec.containers[cname] = ContainerProcess(
                         name=cname, argv=argv, env=env, working_dir=str(c.get("workingDir") or ""),
                         **self._container_args(key, rec, c))
+                self._probes(rec)
         if rec.failure is not None:
             log.info("pod %s cannot run: %s", key, rec.failure[1])
         else:
             state.save_pod(log_dir, rec.pod, rec.start_time)
-        for proc in rec.containers.values():
-            proc.start()
+            for proc in rec.containers.values():
+                proc.save_spec()
         self._changed(key)
 
     def _container_args(self, key: str, rec: _PodRecord, container: dict[str, Any]) -> dict[str, Any]:
         """What a container is given whether it is new or adopted."""
         cname = str(container.get("name"))
         rec.images[cname] = str(container.get("image", ""))
-        return {"log_dir": os.path.join(rec.log_dir, cname),
-                "restart_policy": str((rec.pod.get("spec") or {}).get("restartPolicy") or "Always"),
+        spec = rec.pod.get("spec") or {}
+        policy = str(spec.get("restartPolicy") or "Always")
+        if any(c.get("name") == cname for c in spec.get("initContainers") or ()):
+            rec.init_names.append(cname)
+            policy = "OnFailure" if policy == "Always" else policy  # an init container must end, and succeed
+        return {"log_dir": os.path.join(rec.log_dir, cname), "restart_policy": policy,
                 "backoff": float(self.config.restart_backoff), "max_backoff": float(self.config.max_restart_backoff),
                 "on_change": functools.partial(self._changed, key)}
+
+    def _probes(self, rec: _PodRecord) -> None:
+        """The readiness and liveness probes of the pod's (not init) containers follow their runs."""
+        spec = rec.pod.get("spec") or {}
+        grace = float(spec.get("terminationGracePeriodSeconds", 30))
+        for c in spec.get("containers") or ():
+            proc = rec.containers.get(str(c.get("name")))
+            if proc is not None and (c.get("readinessProbe") or c.get("livenessProbe")):
+                proc.on_run = ContainerProbes(c, host=self.context.internal_ip or "127.0.0.1", grace=grace)
 
     def _adopt_once(self) -> None:
         """At the first call after a start: take up the pods a previous run of the provider left running."""
@@ -165,13 +171,30 @@ class ProcessProvider:
                 key = _key_of(pod)
                 rec = _PodRecord(pod, log_dir)
                 rec.start_time = start_time
-                for c in (pod.get("spec") or {}).get("containers") or ():
+                spec = pod.get("spec") or {}
+                for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
                     rec.containers[str(c.get("name"))] = ContainerProcess.adopt(
                         name=str(c.get("name")), **self._container_args(key, rec, c))
+                self._probes(rec)
                 self._pods[key] = rec
                 log.info("pod %s: taken up from %s", key, log_dir)
-            adopted = [c for rec in self._pods.values() for c in rec.containers.values()]
-        for proc in adopted:
+            adopted = list(self._pods.values())
+        for rec in adopted:
+            self._advance(rec)
+
+    def _advance(self, rec: _PodRecord) -> None:
+        """Start what may run now: the next init container once the one before succeeded, then the others."""
+        with self._lock:
+            if rec.failure is not None:
+                return
+            for name in rec.init_names:
+                proc = rec.containers[name]
+                if not proc.succeeded:
+                    ready = [] if proc.launched else [proc]
+                    break
+            else:
+                ready = [c for n, c in rec.containers.items() if n not in rec.init_names and not c.launched]
+        for proc in ready:
             proc.start()
 
     @componentbase.hookimpl

@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -153,11 +154,15 @@ def _announce(run: dict[str, Any]) -> None:
 def main(directory: str, attempt: int, token: str) -> int:
     spec = read_json(os.path.join(directory, "spec.json")) or {}
     argv: list[str] = spec.get("argv") or [""]
+    env: dict[str, str] = spec.get("env") or {}
     started = time.time()
     writer = LogWriter(os.path.join(directory, f"{attempt}.log"))
     try:
+        program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", os.defpath))
+        if not program:
+            raise FileNotFoundError(2, "executable file not found in $PATH")
         proc = subprocess.Popen(
-            argv, env=spec.get("env") or {}, cwd=spec.get("workingDir") or None, stdin=subprocess.DEVNULL,
+            [program, *argv[1:]], env=env, cwd=spec.get("workingDir") or None, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     except OSError as err:
