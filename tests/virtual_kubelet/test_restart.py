@@ -83,6 +83,12 @@ def vk(apiserver: LoopbackAPIServer, tmp_path: Path) -> Iterator[VirtualKubelet]
                 p.kill()
 
 
+def _release(flag: Path, code: int) -> None:
+    """Tell SCRIPT to exit with ``code``: the file appears whole (renamed into place), never empty."""
+    flag.with_suffix(".tmp").write_text(str(code))
+    flag.with_suffix(".tmp").rename(flag)
+
+
 def _status(kube: Kube, name: str) -> dict[str, Any]:
     return (kube.pod(name) or {}).get("status") or {}
 
@@ -115,7 +121,7 @@ def test_sigkilled_and_restarted_under_20_never_pods_runs_each_once_and_reports_
     assert all(psutil.pid_exists(pid) for pid in pids.values()), "a container died with the virtual kubelet"
     ended = {name: i for i, name in enumerate(names[:10])}  # exit codes 0..9, written while no one watches
     for name, code in ended.items():
-        (go / name).write_text(str(code))
+        _release(go / name, code)
     eventually(lambda: not any(psutil.pid_exists(pids[n]) for n in ended), 20, what="ten containers to exit")
 
     second = vk.start()
@@ -131,7 +137,7 @@ def test_sigkilled_and_restarted_under_20_never_pods_runs_each_once_and_reports_
     assert second.poll() is None
 
     for i, name in enumerate(names[10:]):
-        (go / name).write_text(str(20 + i))
+        _release(go / name, 20 + i)
     eventually(lambda: all(_status(kube, n).get("phase") == "Failed" for n in names[10:]), 60,
                what="the adopted pods to end")
     for i, name in enumerate(names[10:]):
@@ -152,7 +158,7 @@ def test_restart_count_goes_on_across_restarts_and_a_reused_pid_is_not_adopted(
     for name in ("always", "gone"):
         kube.create_pod(name, [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
                                 "args": [name, str(runs), str(go)]}], restartPolicy="Always")
-    (go / "always").write_text("3")
+    _release(go / "always", 3)
     eventually(lambda: _container(kube, "always").get("restartCount") == 1
                and _container(kube, "always")["state"].get("running"), 30, what="a restart")
     eventually(lambda: (runs / "always").read_text() == "run\nrun\n", what="the second run")
@@ -160,7 +166,7 @@ def test_restart_count_goes_on_across_restarts_and_a_reused_pid_is_not_adopted(
     pid = _pid(kube, "always")
     first.send_signal(signal.SIGKILL)
     first.wait(10)
-    (go / "always").write_text("3")  # it ends while no one watches; Always: it runs again, counted on
+    _release(go / "always", 3)  # it ends while no one watches; Always: it runs again, counted on
     psutil.Process(pid).wait(10)
 
     # One container's shim is killed and its pid handed to an unrelated program's record: not adopted.
@@ -215,7 +221,7 @@ def test_a_virtual_kubelet_gone_for_good_leaves_its_node_not_ready_and_its_pods_
 
         second = vk.start()
         eventually(lambda: _ready(kube.node()) == "True" and not (kube.node() or {})["spec"].get("taints", [])[1:],
-                   30, what="the node to be Ready again, without the unreachable taints")
+                   60, what="the node to be Ready again, without the unreachable taints")
         eventually(lambda: _ready(kube.pod("web")) == "True", 60, what="the pod to be Ready again")
         assert (runs / "web").read_text() == "run\n"
         assert second.poll() is None
