@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from ._eventually import eventually
 from ._fakeclock import FakeClock
+from ._nodelifecycle import NodeLifecycle
 from .apiserver import FAULTS_PATH, LoopbackAPIServer, Resource, ScalePaths, User
 
-__all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "Resource", "ScalePaths", "User", "eventually"]
+__all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "NodeLifecycle", "Resource", "ScalePaths", "User",
+           "eventually"]

@@ -60,7 +60,9 @@ def start_virtual_kubelet(index: int, kubeconfig: str, workdir: Path, cert: tupl
     port = free_port()
     node = f"demo-node-{index}"
     provider_config = workdir / f"{node}-provider.yaml"
-    provider_config.write_text(f"root: {workdir / node}\ncpu: '4'\nmemory: 8Gi\npods: '20'\n")
+    # The demo cleans up after itself: its nodes stop their pods' processes when they stop.
+    provider_config.write_text(f"root: {workdir / node}\ncpu: '4'\nmemory: 8Gi\npods: '20'\n"
+                               "stopContainersOnShutdown: true\n")
     argv = [sys.executable, "-m", "componentbase_examples.virtual_kubelet", "--provider=process",
             f"--provider-config={provider_config}", f"--kubeconfig={kubeconfig}", f"--nodename={node}",
             f"--listen-port={port}", f"--metrics-addr=127.0.0.1:{free_port()}"]

@@ -51,6 +51,10 @@ def _key(pod: Pod) -> str:
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
+def _uid(pod: Pod) -> str:
+    return str((pod.get("metadata") or {}).get("uid") or "")
+
+
 def _split(key: str) -> tuple[str, str]:
     namespace, _, name = key.partition("/")
     return namespace, name
@@ -204,6 +208,11 @@ class PodController:
         try:
             current = self.provider.get_pod(*_split(key))
         except PodNotFound:
+            current = None
+        if current is not None and _uid(current) and _uid(current) != _uid(pod):
+            # The provider's pod is an earlier one of the same name (deleted and made again while this node
+            # was down): it goes, and the new one is created.
+            self._delete_in_provider(current)
             current = None
         if current is None:
             try:

@@ -164,6 +164,22 @@ def test_pods_deleted_while_the_node_was_down_are_deleted_in_the_provider(kube: 
 
 
 @pytest.mark.integration
+def test_a_pod_made_again_while_the_node_was_down_replaces_the_providers_earlier_one(kube: Kube,
+                                                                                     run_node: Any) -> None:
+    provider = new_provider(Counting)
+    first = run_node(provider)
+    old_uid = kube.create_pod("web", CONTAINER)["metadata"]["uid"]
+    eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
+    first.stop()
+    kube.delete_pod("web", grace=0)
+    new_uid = kube.create_pod("web", CONTAINER)["metadata"]["uid"]
+    run_node(provider)
+    eventually(lambda: [p["metadata"]["uid"] for p in provider.get_pods()] == [new_uid], what="the new pod to run")
+    assert old_uid != new_uid and provider.impl.deletes == 1  # type: ignore[attr-defined]
+    eventually(lambda: kube.phase("web") == "Running", what="the new pod to be Running")
+
+
+@pytest.mark.integration
 def test_a_pod_the_provider_lost_is_failed(kube: Kube, run_node: Any) -> None:
     provider = new_provider(MockProvider)
     run_node(provider)
@@ -204,7 +220,8 @@ def test_a_restarted_node_keeps_the_processes_it_adopts(kube: Kube, run_node: An
     from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig
     from componentbase_examples.virtual_kubelet.providers.process.provider import ProcessProvider
 
-    provider = new_provider(ProcessProvider, "process", ProcessConfig(root=str(tmp_path)))
+    config = ProcessConfig(root=str(tmp_path), stop_containers_on_shutdown=True)
+    provider = new_provider(ProcessProvider, "process", config)
     first = run_node(provider)
     kube.create_pod("sleeper", [{"name": "c", "image": "-", "command": ["sleep", "30"]}])
     eventually(lambda: kube.phase("sleeper") == "Running", what="the pod to run")

@@ -76,7 +76,8 @@ def vk(apiserver: LoopbackAPIServer, tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("APISERVER_KEY_LOCATION", str(tmp_path / "vk.key"))
     monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
     (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nrestartBackoff: 50ms\n"
-                                           "maxRestartBackoff: 200ms\nshutdownGracePeriod: 1s\n")
+                                           "maxRestartBackoff: 200ms\nshutdownGracePeriod: 1s\n"
+                                           "stopContainersOnShutdown: true\n")
     port, metrics_port = free_ports(2)
     command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
                        f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",

@@ -27,7 +27,10 @@ class ProcessConfig:
                                                           converter=componentbase.Duration)
     max_restart_backoff: componentbase.Duration = attrs.field(default=componentbase.Duration("5m"),
                                                               converter=componentbase.Duration)
-    #: How long containers get between SIGTERM and SIGKILL when the virtual kubelet itself stops.
+    #: Stop every container when the virtual kubelet stops; by default they keep running and the next start
+    #: takes them up (a kubelet's restart does not restart its pods either).
+    stop_containers_on_shutdown: bool = False
+    #: How long containers get between SIGTERM and SIGKILL when the virtual kubelet stops them on shutdown.
     shutdown_grace_period: componentbase.Duration = attrs.field(default=componentbase.Duration("5s"),
                                                                 converter=componentbase.Duration)
 

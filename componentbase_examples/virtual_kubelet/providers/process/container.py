@@ -1,19 +1,24 @@
-"""One container as a supervised child process: start, capture output, restart per policy, stop in time.
+"""One container as a supervised process: start, restart per policy, stop in time, and survive our own restart.
+
+Each run of the container is started by a shim (``shim.py``, the provider's conmon), which outlives the
+virtual kubelet: it keeps the log and records the exit code in the container's directory. Everything a
+restarted virtual kubelet needs is on disk there: ``spec.json`` (argv, env, working dir; mode 0600, as it
+holds Secret values), ``state.json`` (restartCount, lastState, whether the container is done for good),
+and per run ``<n>.run.json``, ``<n>.exit.json`` and ``<n>.log``. ``ContainerProcess.adopt`` picks a
+container up from them: a run whose shim still lives (same pid, start time and token) is watched again, a
+run that ended meanwhile is reported with its exit code, and ``restartPolicy`` goes on from there.
 
 The process runs exactly the container's ``command`` + ``args`` (no shell, no image), in its own process
-group so a stop reaches everything it started. On Linux the child also gets ``PR_SET_PDEATHSIG``: if the
-virtual kubelet dies, even by SIGKILL, its containers die with it instead of running on unsupervised.
-One thread per container spawns the process (the death signal follows that thread), pumps its output
-into the log and waits for it; the same thread restarts it after a backoff.
+group so a stop reaches everything it started. One thread per container starts the shim, waits for the
+run to end and restarts it after a backoff.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
-import selectors
-import shutil
+import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -24,23 +29,15 @@ from typing import Any
 
 from componentbase.client import format_time
 from componentbase.util import Backoff
-from componentbase_examples.virtual_kubelet.providers.process.crilog import LogWriter
+from componentbase_examples.virtual_kubelet.providers.process import shim
 
 __all__ = ["ContainerProcess", "exit_restarts"]
 
 log = logging.getLogger("componentbase_examples.virtual_kubelet.process")
 
-#: Exit code and reason the kubelet reports when a container's command cannot be started.
-CANNOT_RUN = 128
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGKILL when the parent thread goes (Linux ``prctl``)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+#: What the kubelet reports for a container whose end nobody saw (its runtime lost it).
+UNKNOWN = {"exitCode": 137, "reason": "ContainerStatusUnknown",
+           "message": "The container could not be located when the pod was terminated"}
 
 
 def exit_restarts(policy: str, exit_code: int) -> bool:
@@ -50,6 +47,26 @@ def exit_restarts(policy: str, exit_code: int) -> bool:
     if policy == "OnFailure":
         return exit_code != 0
     return False
+
+
+def _alive(pid: Any, started: Any) -> bool:
+    """The process ``pid`` is the one that started at ``started`` (not a later one given the same pid)."""
+    return isinstance(pid, int) and started is not None and shim.start_time(pid) == started
+
+
+def _wait_gone(pid: int, started: int) -> None:
+    """Until the process (not our child) ends: a pidfd where Linux has one, else a poll."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        while _alive(pid, started):
+            time.sleep(0.2)
+        return
+    try:
+        if _alive(pid, started):  # the pidfd names the same process
+            select.select([fd], [], [])
+    finally:
+        os.close(fd)
 
 
 class ContainerProcess:
@@ -70,13 +87,39 @@ class ContainerProcess:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._stopping = False
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._run_record: dict[str, Any] | None = None  # the run in progress: pids, start times, token
         self.restart_count = 0
         self.state: dict[str, Any] = {"waiting": {"reason": "ContainerCreating"}}
         self.last_state: dict[str, Any] = {}
         #: Terminated for good: it will not be started again.
         self.finished = False
+        #: The readiness probe's verdict on this run; None: no readiness probe (running means ready).
+        self.probe_ready: bool | None = None
+        #: Called with this container when a run starts and with None when it ends (the provider's probes).
+        self.on_run: Callable[[ContainerProcess, dict[str, Any] | None], None] = lambda proc, run: None
+        self._launched = False
         self._thread = threading.Thread(target=self._run, name=f"container-{name}", daemon=True)
+
+    @classmethod
+    def adopt(cls, *, name: str, log_dir: str, restart_policy: str, backoff: float, max_backoff: float,
+              on_change: Callable[[], None]) -> ContainerProcess:
+        """The container as a previous virtual kubelet left it in ``log_dir``; ``start()`` takes it up."""
+        spec = shim.read_json(os.path.join(log_dir, "spec.json")) or {}
+        proc = cls(name=name, argv=list(spec.get("argv") or []), env=dict(spec.get("env") or {}),
+                   working_dir=str(spec.get("workingDir") or ""), log_dir=log_dir, restart_policy=restart_policy,
+                   backoff=backoff, max_backoff=max_backoff, on_change=on_change)
+        saved = shim.read_json(os.path.join(log_dir, "state.json")) or {}
+        proc.restart_count = int(saved.get("restartCount") or 0)
+        proc.last_state = dict(saved.get("lastState") or {})
+        if saved.get("finished") and saved.get("state"):
+            proc.state, proc.finished = dict(saved["state"]), True
+        return proc
+
+    def save_spec(self) -> None:
+        """Record what to run before anything runs: a restarted virtual kubelet starts from this file too."""
+        os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
+        shim.write_json(os.path.join(self.log_dir, "spec.json"), {
+            "argv": self.argv, "env": self.env, "workingDir": self.working_dir})
 
     # --- what the provider reads --------------------------------------------------------------
 
@@ -85,20 +128,39 @@ class ContainerProcess:
 
     @property
     def pid(self) -> int | None:
-        proc = self._proc
-        return proc.pid if proc is not None and proc.returncode is None else None
+        run = self._run_record
+        return run["pid"] if run is not None and "running" in self.state else None
 
     @property
     def running(self) -> bool:
         return "running" in self.state
 
+    @property
+    def launched(self) -> bool:
+        """Its thread was started (it ran, runs or waits to run again), or it finished before."""
+        return self._launched or self.finished
+
+    @property
+    def succeeded(self) -> bool:
+        """Done for good with exit code 0: what an init container must be before the next one starts."""
+        return self.finished and (self.state.get("terminated") or {}).get("exitCode") == 0
+
+    def set_ready(self, ready: bool | None) -> None:
+        """The readiness probe's verdict (None: no probe), as the status shows it."""
+        with self._lock:
+            changed, self.probe_ready = self.probe_ready != ready, ready
+        if changed:
+            self._on_change()
+
     def status(self, image: str) -> dict[str, Any]:
         with self._lock:
+            running = "running" in self.state
             status: dict[str, Any] = {"name": self.name, "image": image, "imageID": "",
-                                      "ready": "running" in self.state, "started": "running" in self.state,
+                                      "ready": running and self.probe_ready is not False, "started": running,
                                       "restartCount": self.restart_count, "state": dict(self.state)}
-            if self.pid is not None:
-                status["containerID"] = f"process://{self.pid}"
+            pid = self.pid
+            if pid is not None:
+                status["containerID"] = f"process://{pid}"
             if self.last_state:
                 status["lastState"] = dict(self.last_state)
             return status
@@ -106,6 +168,11 @@ class ContainerProcess:
     # --- life cycle -----------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Run it (or, adopted, take its run up); a second call does nothing."""
+        with self._lock:
+            if self.finished or self._launched:
+                return
+            self._launched = True
         self._thread.start()
 
     def stop(self, grace: float) -> None:
@@ -113,15 +180,27 @@ class ContainerProcess:
         with self._lock:
             self._stopping = True
             self._wake.notify_all()
-            proc = self._proc
-        if proc is not None and proc.returncode is None:
-            _signal_group(proc, signal.SIGTERM)
-            try:
-                proc.wait(timeout=max(grace, 0.0))
-            except subprocess.TimeoutExpired:
-                _signal_group(proc, signal.SIGKILL)
+        self.kill(grace)
         if self._thread.ident is not None:
             self._thread.join(timeout=max(grace, 0.0) + 5.0)
+
+    def kill(self, grace: float) -> None:
+        """End the current run (SIGTERM, SIGKILL after ``grace``); ``restartPolicy`` decides what follows."""
+        with self._lock:
+            run = self._run_record
+        if run is None:
+            return
+        _signal_group(run, signal.SIGTERM)
+        with self._lock:
+            over = self._wake.wait_for(lambda: self._run_record is not run, timeout=max(grace, 0.0))
+        if not over:
+            _signal_group(run, signal.SIGKILL)
+
+    def _save(self) -> None:
+        """What a restarted virtual kubelet needs to go on counting and not to run a finished container again."""
+        shim.write_json(os.path.join(self.log_dir, "state.json"), {
+            "restartCount": self.restart_count, "lastState": self.last_state, "finished": self.finished,
+            "state": self.state})
 
     def _set(self, state: dict[str, Any], last: dict[str, Any] | None = None, final: bool = False) -> None:
         with self._lock:
@@ -129,13 +208,16 @@ class ContainerProcess:
                 self.last_state = last
             self.state = state
             self.finished = final
+            self._save()
         self._on_change()
 
     def _run(self) -> None:
         restarts = Backoff(duration=self.backoff, factor=2.0, jitter=0.0, cap=self.max_backoff)  # CrashLoopBackOff
+        terminated = self._resume()
         while True:
             started = time.monotonic()
-            terminated = self._run_once()
+            if terminated is None:
+                terminated = self._run_once()
             with self._lock:
                 stopping = self._stopping
             if stopping or not exit_restarts(self.restart_policy, terminated["exitCode"]):
@@ -146,79 +228,100 @@ class ContainerProcess:
             delay = restarts.step()
             reason = "CrashLoopBackOff" if terminated["exitCode"] != 0 else "Completed"
             message = f"back-off {delay:g}s restarting failed container={self.name}"
+            with self._lock:
+                self.restart_count += 1  # counted (and saved) before the wait: a restart meanwhile keeps it
             self._set({"waiting": {"reason": reason, "message": message}}, {"terminated": terminated})
             with self._lock:
                 if not self._stopping:
                     self._wake.wait(delay)
                 stopped = self._stopping
-                if not stopped:
-                    self.restart_count += 1
             if stopped:
                 self._set({"terminated": terminated}, final=True)
                 return
+            terminated = None
+
+    # --- one run --------------------------------------------------------------------------------
+
+    def _terminated(self, attempt: int, run: dict[str, Any]) -> dict[str, Any]:
+        """How run ``attempt`` ended, from the shim's record (UNKNOWN if the shim died without one)."""
+        record = shim.read_json(shim.exit_path(self.log_dir, attempt)) or {
+            **UNKNOWN, "startedAt": run.get("startedAt"), "finishedAt": time.time()}
+        out = {k: record[k] for k in ("exitCode", "reason", "message") if record.get(k) is not None}
+        for key in ("startedAt", "finishedAt"):
+            out[key] = format_time(record.get(key) or time.time())
+        if run.get("pid"):
+            out["containerID"] = f"process://{run['pid']}"
+        return out
+
+    def _resume(self) -> dict[str, Any] | None:
+        """Run ``restart_count`` as a previous virtual kubelet left it: None if it never started, else how it
+        ended (waited for, if its shim still runs)."""
+        attempt = self.restart_count
+        run = shim.read_json(shim.run_path(self.log_dir, attempt))
+        if run is None:
+            if os.path.exists(shim.exit_path(self.log_dir, attempt)):
+                return self._terminated(attempt, {})  # it could not start
+            return None
+        if os.path.exists(shim.exit_path(self.log_dir, attempt)):
+            return self._terminated(attempt, run)
+        if _alive(run.get("shimPid"), run.get("shimStartTime")) and _has_token(run):
+            log.info("container %s: adopted its running process %s", self.name, run.get("pid"))
+            with self._lock:
+                self._run_record = run
+            self._set({"running": {"startedAt": format_time(run.get("startedAt"))}})
+            self.on_run(self, run)
+            _wait_gone(int(run["shimPid"]), int(run["shimStartTime"]))
+            self._run_over()
+            return self._terminated(attempt, run)
+        _signal_group(run, signal.SIGKILL)  # its shim is gone: nothing would record how it ends
+        return self._terminated(attempt, run)
 
     def _run_once(self) -> dict[str, Any]:
-        """Start the process, pump its output until it exits; the ``terminated`` state it ended in."""
-        writer = LogWriter(self.log_path())
-        started = format_time()
-        try:
-            proc = self._spawn()
-        except OSError as err:
-            writer.close()
-            message = f'exec: "{self.argv[0]}": {err.strerror or err}'
-            return {"exitCode": CANNOT_RUN, "reason": "ContainerCannotRun", "message": message,
-                    "startedAt": started, "finishedAt": format_time()}
+        """Start run ``restart_count`` through a shim and wait for it; the ``terminated`` state it ended in."""
+        attempt = self.restart_count
+        os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
+        with open(os.path.join(self.log_dir, "shim.err"), "ab") as errors:
+            runner = subprocess.Popen(
+                [sys.executable, "-I", "-S", shim.__file__, self.log_dir, str(attempt), secrets.token_hex(16)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, start_new_session=True)
+        assert runner.stdout is not None
+        line = runner.stdout.readline()  # the shim's run record, or nothing if the process could not start
+        runner.stdout.close()
+        run: dict[str, Any] = (shim.read_json(shim.run_path(self.log_dir, attempt)) or {}) if line.strip() else {}
         with self._lock:
-            self._proc = proc
+            self._run_record = run if run else None
             stopping = self._stopping
-        if stopping:  # stop() came while spawning: it could not see this process
-            _signal_group(proc, signal.SIGKILL)
-        self._set({"running": {"startedAt": started}})
-        _pump(proc, writer)
-        code = proc.wait()
-        writer.close()
-        exit_code = code if code >= 0 else 128 - code  # killed by signal n: 128+n, as a container runtime says
-        reason = "Completed" if exit_code == 0 else "Error"
-        return {"exitCode": exit_code, "reason": reason, "startedAt": started, "finishedAt": format_time(),
-                "containerID": f"process://{proc.pid}"}
+        if stopping and run:  # stop() came while starting: it could not see this process
+            _signal_group(run, signal.SIGKILL)
+        if run:
+            self._set({"running": {"startedAt": format_time(run.get("startedAt"))}})
+            self.on_run(self, run)
+        runner.wait()
+        self._run_over()
+        return self._terminated(attempt, run)
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
-        program = shutil.which(self.argv[0], path=self.env.get("PATH", os.defpath)) if "/" not in self.argv[0] \
-            else self.argv[0]
-        if program is None:
-            raise FileNotFoundError(2, "executable file not found in $PATH")
-        return subprocess.Popen(
-            [program, *self.argv[1:]], env=self.env, cwd=self.working_dir or None, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
+    def _run_over(self) -> None:
+        self.on_run(self, None)
+        with self._lock:
+            self._run_record = None
+            self._wake.notify_all()
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+def _has_token(run: dict[str, Any]) -> bool:
+    """The shim's command line carries the token it was started with (where ``/proc`` shows it)."""
     try:
-        os.killpg(proc.pid, sig)
+        with open(f"/proc/{run['shimPid']}/cmdline", "rb") as f:
+            return str(run.get("token", "")).encode() in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _signal_group(run: dict[str, Any], sig: int) -> None:
+    """Signal the run's process group, if its leader is still the process the shim started."""
+    pid = run.get("pid")
+    if not _alive(pid, run.get("startTime")):
+        return
+    try:
+        os.killpg(int(pid), sig)  # type: ignore[arg-type]
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _pump(proc: subprocess.Popen[bytes], writer: LogWriter) -> None:
-    """Copy stdout and stderr into the log until both are closed."""
-    sel = selectors.DefaultSelector()
-    for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-        if stream is not None:
-            os.set_blocking(stream.fileno(), False)
-            sel.register(stream, selectors.EVENT_READ, name)
-    while sel.get_map():
-        for key, _ in sel.select(timeout=1.0):
-            try:
-                data = os.read(key.fd, 65536)
-            except BlockingIOError:
-                continue
-            if not data:
-                sel.unregister(key.fileobj)
-                continue
-            writer.write(str(key.data), data)
-    sel.close()
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()

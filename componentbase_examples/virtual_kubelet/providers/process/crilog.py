@@ -1,4 +1,6 @@
-"""Container logs in the CRI format the kubelet keeps (``<RFC3339Nano> <stream> <P|F> <text>``), written and read.
+"""Container logs in the CRI format the kubelet keeps (``<RFC3339Nano> <stream> <P|F> <text>``), read back.
+
+The shim (``shim.LogWriter``) writes them.
 
 Every line carries its time and stream, so ``timestamps=true`` can show when each line was written and a
 partial line (a write without a newline) is joined back as the reader saw it, exactly as the kubelet does.
@@ -8,52 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from componentbase.client import format_time, parse_time
+from componentbase.client import parse_time
 
-__all__ = ["LogWriter", "read_log"]
-
-
-def _stamp() -> bytes:
-    """RFC3339Nano at a fixed nine digits, so records sort as text too."""
-    return format_time(digits=9).encode()
-
-
-class LogWriter:
-    """Appends a process's output to one file; one ``write`` per chunk read from a pipe."""
-
-    def __init__(self, path: str) -> None:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        self.path = path
-        self._file: IO[bytes] = open(path, "ab")
-        self._partial: dict[str, bytes] = {}
-        self._lock = threading.Lock()
-
-    def write(self, stream: str, data: bytes) -> None:
-        with self._lock:
-            lines = (self._partial.pop(stream, b"") + data).split(b"\n")
-            rest = lines.pop()
-            tag = stream.encode()
-            out = b"".join(_stamp() + b" " + tag + b" F " + line + b"\n" for line in lines)
-            if len(rest) >= 16384:  # a very long line is written out in parts, marked P
-                out += _stamp() + b" " + tag + b" P " + rest + b"\n"
-                rest = b""
-            if rest:
-                self._partial[stream] = rest
-            if out:
-                self._file.write(out)
-                self._file.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            for stream, rest in self._partial.items():
-                self._file.write(_stamp() + b" " + stream.encode() + b" P " + rest + b"\n")
-            self._partial.clear()
-            self._file.close()
+__all__ = ["read_log"]
 
 
 def _parse(line: bytes) -> tuple[bytes, bytes] | None:

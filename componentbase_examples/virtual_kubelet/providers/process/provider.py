@@ -28,11 +28,12 @@ from componentbase_examples.virtual_kubelet.provider_types import (
     ProviderContext,
     ProviderSpec,
 )
-from componentbase_examples.virtual_kubelet.providers.process import execute, machine
+from componentbase_examples.virtual_kubelet.providers.process import execute, machine, state
 from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig, validate_config
 from componentbase_examples.virtual_kubelet.providers.process.container import ContainerProcess
 from componentbase_examples.virtual_kubelet.providers.process.crilog import read_log
-from componentbase_examples.virtual_kubelet.providers.process.podstatus import Conditions, phase_of
+from componentbase_examples.virtual_kubelet.providers.process.podstatus import Conditions, pod_status
+from componentbase_examples.virtual_kubelet.providers.process.probes import ContainerProbes
 
 __all__ = ["SPEC", "ProcessProvider"]
 
@@ -56,7 +57,8 @@ class _PodRecord:
     def __init__(self, pod: Pod, log_dir: str) -> None:
         self.pod = pod
         self.log_dir = log_dir
-        self.containers: dict[str, ContainerProcess] = {}
+        self.containers: dict[str, ContainerProcess] = {}  # init containers first, in order
+        self.init_names: list[str] = []
         self.images: dict[str, str] = {}
         self.start_time = format_time()
         self.conditions = Conditions()
@@ -73,28 +75,16 @@ class ProcessProvider:
         self._lock = threading.RLock()
         self._pods: dict[str, _PodRecord] = {}
         self._notify: Callable[[Pod], None] = lambda pod: None
+        self._adopted = False
 
     # --- status ---------------------------------------------------------------------------------
 
     def _status(self, rec: _PodRecord) -> dict[str, Any]:
-        host_ip = self.context.internal_ip or "127.0.0.1"
-        status: dict[str, Any] = {"hostIP": host_ip, "podIP": host_ip, "podIPs": [{"ip": host_ip}],
-                                  "startTime": rec.start_time}
-        if rec.failure is not None:
-            reason, message = rec.failure
-            status.update(phase="Failed", reason=reason, message=message,
-                          conditions=rec.conditions.current(False))
-            status["containerStatuses"] = [
-                {"name": c.get("name"), "image": c.get("image", ""), "imageID": "", "ready": False,
-                 "started": False, "restartCount": 0, "state": {"waiting": {"reason": reason, "message": message}}}
-                for c in (rec.pod.get("spec") or {}).get("containers") or ()]
-            return status
-        containers = list(rec.containers.values())
-        statuses = [c.status(rec.images.get(c.name, "")) for c in containers]
-        ready = bool(statuses) and all(s["ready"] for s in statuses)
-        status.update(phase=phase_of(containers), conditions=rec.conditions.current(ready),
-                      containerStatuses=statuses)
-        return status
+        init = [rec.containers[n] for n in rec.init_names if n in rec.containers]
+        return pod_status(host_ip=self.context.internal_ip or "127.0.0.1", start_time=rec.start_time,
+                          conditions=rec.conditions, init=init,
+                          containers=[c for n, c in rec.containers.items() if n not in rec.init_names],
+                          images=rec.images, failure=rec.failure, spec=rec.pod.get("spec") or {})
 
     def _pod_with_status(self, rec: _PodRecord) -> Pod:
         pod = copy.deepcopy(rec.pod)
@@ -104,7 +94,10 @@ class ProcessProvider:
     def _changed(self, key: str) -> None:
         with self._lock:
             rec = self._pods.get(key)
-            pod = self._pod_with_status(rec) if rec is not None else None
+        if rec is not None:
+            self._advance(rec)
+        with self._lock:
+            pod = self._pod_with_status(rec) if rec is not None and self._pods.get(key) is rec else None
         if pod is not None:
             self._notify(pod)
 
@@ -112,11 +105,12 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def create_pod(self, pod: Pod) -> None:
+        self._adopt_once()
         meta = pod.get("metadata") or {}
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         key = _key(namespace, name)
         spec = pod.get("spec") or {}
-        containers = list(spec.get("containers") or ())
+        containers = [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]
         envs = {str(c.get("name")): container_env(self.context.resources, pod, c) for c in containers}
         log_dir = os.path.join(self.root, "pods", f"{namespace}_{name}_{meta.get('uid', '')}")
         rec = _PodRecord(copy.deepcopy(pod), log_dir)
@@ -133,17 +127,75 @@ class ProcessProvider:
                     cname = str(c.get("name"))
                     env = {"PATH": os.environ.get("PATH", os.defpath), **envs[cname]}
                     argv = [expand(str(a), env) for a in [*c.get("command", ()), *c.get("args", ())]]
-                    rec.images[cname] = str(c.get("image", ""))
                     rec.containers[cname] = ContainerProcess(
                         name=cname, argv=argv, env=env, working_dir=str(c.get("workingDir") or ""),
-                        log_dir=os.path.join(log_dir, cname), restart_policy=str(spec.get("restartPolicy") or "Always"),
-                        backoff=float(self.config.restart_backoff), max_backoff=float(self.config.max_restart_backoff),
-                        on_change=functools.partial(self._changed, key))
+                        **self._container_args(key, rec, c))
+                self._probes(rec)
         if rec.failure is not None:
             log.info("pod %s cannot run: %s", key, rec.failure[1])
-        for proc in rec.containers.values():
-            proc.start()
+        else:
+            state.save_pod(log_dir, rec.pod, rec.start_time)
+            for proc in rec.containers.values():
+                proc.save_spec()
         self._changed(key)
+
+    def _container_args(self, key: str, rec: _PodRecord, container: dict[str, Any]) -> dict[str, Any]:
+        """What a container is given whether it is new or adopted."""
+        cname = str(container.get("name"))
+        rec.images[cname] = str(container.get("image", ""))
+        spec = rec.pod.get("spec") or {}
+        policy = str(spec.get("restartPolicy") or "Always")
+        if any(c.get("name") == cname for c in spec.get("initContainers") or ()):
+            rec.init_names.append(cname)
+            policy = "OnFailure" if policy == "Always" else policy  # an init container must end, and succeed
+        return {"log_dir": os.path.join(rec.log_dir, cname), "restart_policy": policy,
+                "backoff": float(self.config.restart_backoff), "max_backoff": float(self.config.max_restart_backoff),
+                "on_change": functools.partial(self._changed, key)}
+
+    def _probes(self, rec: _PodRecord) -> None:
+        """The readiness and liveness probes of the pod's (not init) containers follow their runs."""
+        spec = rec.pod.get("spec") or {}
+        grace = float(spec.get("terminationGracePeriodSeconds", 30))
+        for c in spec.get("containers") or ():
+            proc = rec.containers.get(str(c.get("name")))
+            if proc is not None and (c.get("readinessProbe") or c.get("livenessProbe")):
+                proc.on_run = ContainerProbes(c, host=self.context.internal_ip or "127.0.0.1", grace=grace)
+
+    def _adopt_once(self) -> None:
+        """At the first call after a start: take up the pods a previous run of the provider left running."""
+        with self._lock:
+            if self._adopted:
+                return
+            self._adopted = True
+            for pod, start_time, log_dir in state.load_pods(self.root):
+                key = _key_of(pod)
+                rec = _PodRecord(pod, log_dir)
+                rec.start_time = start_time
+                spec = pod.get("spec") or {}
+                for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
+                    rec.containers[str(c.get("name"))] = ContainerProcess.adopt(
+                        name=str(c.get("name")), **self._container_args(key, rec, c))
+                self._probes(rec)
+                self._pods[key] = rec
+                log.info("pod %s: taken up from %s", key, log_dir)
+            adopted = list(self._pods.values())
+        for rec in adopted:
+            self._advance(rec)
+
+    def _advance(self, rec: _PodRecord) -> None:
+        """Start what may run now: the next init container once the one before succeeded, then the others."""
+        with self._lock:
+            if rec.failure is not None:
+                return
+            for name in rec.init_names:
+                proc = rec.containers[name]
+                if not proc.succeeded:
+                    ready = [] if proc.launched else [proc]
+                    break
+            else:
+                ready = [c for n, c in rec.containers.items() if n not in rec.init_names and not c.launched]
+        for proc in ready:
+            proc.start()
 
     @componentbase.hookimpl
     def update_pod(self, pod: Pod) -> None:
@@ -184,6 +236,7 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def get_pod(self, namespace: str, name: str) -> Pod | None:
+        self._adopt_once()
         with self._lock:
             rec = self._pods.get(_key(namespace, name))
             return self._pod_with_status(rec) if rec is not None else None
@@ -198,12 +251,17 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def get_pods(self) -> list[Pod]:
+        self._adopt_once()
         with self._lock:
             return [self._pod_with_status(rec) for rec in self._pods.values()]
 
     @componentbase.hookimpl
     def notify_pods(self, callback: Callable[[Pod], None]) -> None:
+        """Also reports every pod it runs now: those taken up from a previous run have news (ended meanwhile)."""
         self._notify = callback
+        self._adopt_once()
+        for pod in self.get_pods():
+            callback(pod)
 
     def pids(self, namespace: str, name: str) -> dict[str, int | None]:
         """The process id of each container now (None: not running); for tests and debugging."""
@@ -268,7 +326,10 @@ class ProcessProvider:
 
     @componentbase.hookimpl
     def shutdown(self) -> None:
-        """Kill every container: nothing the virtual kubelet started outlives it."""
+        """Leave the containers running for the next start to take up, as a kubelet does; with
+        ``stopContainersOnShutdown``, stop them all (within ``shutdownGracePeriod``)."""
+        if not self.config.stop_containers_on_shutdown:
+            return
         with self._lock:
             records = list(self._pods.values())
         grace = float(self.config.shutdown_grace_period)
