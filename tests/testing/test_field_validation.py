@@ -98,3 +98,23 @@ def test_custom_resources_know_their_fields_from_the_schema(
     assert resp.headers["Warning"] == ('299 - "unknown field \\"metadata.labelz\\"", '
                                        '299 - "unknown field \\"spec.unknown\\""')
     assert json.loads(resp.data)["spec"]["extra"] == {"free": {"form": True}}
+
+
+def test_a_value_of_the_wrong_type_is_go_decoders_bad_request(v1: client.CoreV1Api) -> None:
+    deployment = {"metadata": {"name": "d"}, "spec": {"replicas": "3", "selector": {"matchLabels": {"a": "b"}},
+                                                      "template": {"metadata": {"labels": {"a": "b"}},
+                                                                   "spec": pod()["spec"]}}}
+    code, status = refused(lambda: send(v1, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment,
+                                        "Ignore"))  # decoding comes before fieldValidation
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: json: cannot '
+                                 "unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32")
+    labelled = pod()
+    labelled["metadata"]["labels"] = {"version": 1}
+    code, status = refused(lambda: send(v1, "POST", "/api/v1/namespaces/default/pods", labelled))
+    assert (code, status["message"]) == (400, 'Pod in version "v1" cannot be handled as a Pod: json: cannot '
+                                              "unmarshal number into Go struct field ObjectMeta.metadata.labels of "
+                                              "type string")
+    limited = pod()
+    limited["spec"]["containers"][0]["resources"] = {"limits": {"cpu": 1}}  # a number is a quantity too
+    assert send(v1, "POST", "/api/v1/namespaces/default/pods", limited).status == 201

@@ -10,14 +10,14 @@ for are not checked.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
+from ._decode import fields_of, first_type_error, inner_type
 from .errors import ApiError
 from .resources import Resource
 
-__all__ = ["FIELD_VALIDATION_VALUES", "check_fields", "field_validation", "unknown_fields"]
+__all__ = ["FIELD_VALIDATION_VALUES", "check_fields", "field_validation", "model_of", "unknown_fields"]
 
 FIELD_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
 _OPTIONS_KINDS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
@@ -41,49 +41,21 @@ def field_validation(verb: str, query: dict[str, str]) -> str:
 # --- the known fields of a kind ---------------------------------------------------------------
 
 
-@functools.cache
-def _models() -> Any:
-    # slow: importing the official client's models loads its ~1000 modules (seconds); only unknown-field
-    # checks need them, and a test process has usually loaded them already
-    from kubernetes.client import models
-
-    return models
-
-
-@functools.cache
-def _fields_of(model: str) -> dict[str, str] | None:
-    """JSON field name -> the client's type string (``List[V1Container]``...) of a model; None if unknown."""
-    cls = getattr(_models(), model, None)
-    if cls is None or not hasattr(cls, "openapi_types"):
-        return None
-    return {cls.attribute_map[py]: kind for py, kind in cls.openapi_types.items()}
-
-
-def _model_of(res: Resource, sub: str) -> str | None:
+def model_of(res: Resource, sub: str) -> str | None:
     if sub == "scale":
         return "V1Scale"
     version = res.version[:1].upper() + res.version[1:]
     prefix = (res.group.split(".")[0] or "core").capitalize()
     for name in (f"{prefix}{version}{res.kind}", f"{version}{res.kind}"):
-        if _fields_of(name) is not None:
+        if fields_of(name) is not None:
             return name
     return None
-
-
-def _inner(kind: str) -> tuple[str, str]:
-    """``List[X]`` -> ("list", "X"); ``Dict[str, X]`` -> ("dict", "X"); a model or scalar -> ("", kind)."""
-    low = kind.lower()
-    if low.startswith("list[") and kind.endswith("]"):
-        return "list", kind[5:-1]
-    if low.startswith("dict(") or low.startswith("dict["):
-        return "dict", kind[kind.index(",") + 1:-1].strip()
-    return "", kind
 
 
 def _walk_model(kind: str, value: Any, path: str, out: list[str], prune: bool = False) -> None:
     """Collect the unknown fields under ``value`` of the client's type ``kind``; ``prune`` drops them,
     as decoding into kube's Go types does."""
-    shape, inner = _inner(kind)
+    shape, inner = inner_type(kind)
     if shape == "list" and isinstance(value, list):
         for i, item in enumerate(value):
             _walk_model(inner, item, f"{path}[{i}]", out, prune)
@@ -91,7 +63,7 @@ def _walk_model(kind: str, value: Any, path: str, out: list[str], prune: bool = 
         for key, item in value.items():
             _walk_model(inner, item, f"{path}.{key}", out, prune)
     elif shape == "" and isinstance(value, dict):
-        fields = _fields_of(inner)
+        fields = fields_of(inner)
         if fields is None:
             return  # a scalar, ``object`` (IntOrString, RawExtension) or a type the client lacks
         for key, item in list(value.items()):
@@ -136,7 +108,7 @@ def unknown_fields(res: Resource, sub: str, doc: Any, prune: bool = False) -> li
     if res.schema is not None and sub != "scale":
         _walk_schema(res.schema, doc, "", out, root=True)
         return sorted(out)
-    model = _model_of(res, sub)
+    model = model_of(res, sub)
     if model is not None:
         _walk_model(model, doc, "", out, prune)
     return out
@@ -172,6 +144,12 @@ def _go_plus_v(value: Any) -> str:
     return str(value)
 
 
+def _undecodable(res: Resource, sub: str, why: str) -> ApiError:
+    """kube's 400 for a body its decoder refuses (transformDecodeError)."""
+    kind, version = ("Scale", "v1") if sub == "scale" else (res.kind, res.version)
+    return ApiError.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {why}')
+
+
 def _warning(paths: list[str]) -> str:
     """One ``Warning`` header carrying a 299 warning per field, comma-separated as RFC 7234 allows."""
     return ", ".join("299 - " + json.dumps(f'unknown field "{p}"') for p in paths)
@@ -190,6 +168,11 @@ def check_fields(verb: str, res: Resource, sub: str, query: dict[str, str], body
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return {}, body
+    if verb != "patch" and res.schema is None and isinstance(doc, dict):
+        model = model_of(res, sub)
+        wrong = first_type_error(model, doc) if model is not None else None
+        if wrong:
+            raise _undecodable(res, sub, wrong)
     if media == "application/json-patch+json":
         paths = _json_patch_unknown(res, sub, doc)
     else:
@@ -203,9 +186,7 @@ def check_fields(verb: str, res: Resource, sub: str, query: dict[str, str], body
         return {"Warning": _warning(paths)}, pruned
     why = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths)
     if verb != "patch":
-        kind = "Scale" if sub == "scale" else res.kind
-        version = "v1" if sub == "scale" else res.version
-        raise ApiError.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {why}')
+        raise _undecodable(res, sub, why)
     shown = _go_plus_v(doc) if media == "application/strategic-merge-patch+json" else json.dumps(
         doc, separators=(",", ":"))
     raise ApiError.invalid_fields("", "", "", [("FieldValueInvalid", "patch",
