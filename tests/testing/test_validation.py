@@ -169,3 +169,20 @@ def test_a_refused_update_changes_nothing(v1: client.CoreV1Api) -> None:
     code, _ = refused(lambda: v1.patch_namespaced_config_map("c", "default", {"metadata": {"labels": {"a": "!"}}}))
     assert code == 422
     assert v1.read_namespaced_config_map("c", "default").metadata.resource_version == made.metadata.resource_version
+
+
+def test_a_workloads_selector_must_select_its_template(kube_client: client.ApiClient) -> None:
+    apps = client.AppsV1Api(kube_client)
+    template = {"metadata": {"labels": {"app": "a", "tier": "web"}}, "spec": pod()["spec"]}
+    code, body = refused(lambda: apps.create_namespaced_deployment("default", {
+        "metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"app": "b"}}, "template": template}}))
+    assert (code, causes(body)) == (422, [("spec.template.metadata.labels", 'Invalid value: map[string]string{'
+                                           '"app":"a", "tier":"web"}: `selector` does not match template `labels`')])
+    apps.create_namespaced_replica_set("default", {"metadata": {"name": "r"}, "spec": {"selector": {
+        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]}, "template": template}})
+
+
+def test_a_service_needs_ports_unless_headless(v1: client.CoreV1Api) -> None:
+    code, body = refused(lambda: v1.create_namespaced_service("default", {"metadata": {"name": "s"}, "spec": {}}))
+    assert (code, causes(body)) == (422, [("spec.ports", "Required value")])
+    v1.create_namespaced_service("default", {"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}})

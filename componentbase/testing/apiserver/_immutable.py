@@ -16,7 +16,7 @@ from typing import Any
 
 from componentbase.util.field import FieldError, Path, forbidden, invalid
 
-from ._validation import raise_invalid
+from ._validation import GoValue, raise_invalid
 from .resources import Resource
 
 __all__ = ["prepare_update", "update_errors"]
@@ -71,24 +71,14 @@ def update_errors(res: Resource, obj: Obj, old: Obj) -> list[FieldError]:
         return _cluster_ips(spec, old_spec)
     errors: list[FieldError] = []
     if key in _FIXED_SELECTOR and spec.get("selector") != old_spec.get("selector"):
-        errors.append(invalid("spec.selector", _GoValue(_label_selector(spec.get("selector"))), IMMUTABLE))
+        errors.append(invalid("spec.selector", GoValue(_label_selector(spec.get("selector"))), IMMUTABLE))
     if key == "statefulsets.apps":
         if {k: v for k, v in spec.items() if k not in _STS_MUTABLE} != {
                 k: v for k, v in old_spec.items() if k not in _STS_MUTABLE}:
             errors.append(forbidden("spec", _STS_FORBIDDEN))
     if key == "jobs.batch" and _job_template(spec) != _job_template(old_spec):
-        errors.append(invalid("spec.template", _GoValue("core.PodTemplateSpec{...}"), IMMUTABLE))
+        errors.append(invalid("spec.template", GoValue("core.PodTemplateSpec{...}"), IMMUTABLE))
     return errors
-
-
-class _GoValue:
-    """A bad value already in Go's ``%#v`` form, printed as is (not quoted)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def _go_map(labels: Any) -> str:
@@ -180,7 +170,7 @@ def _cluster_ips(spec: Obj, old: Obj) -> list[FieldError]:
     new_ips, old_ips = spec.get("clusterIPs") or [], old.get("clusterIPs") or []
     if spec.get("clusterIP") and spec.get("clusterIP") != old.get("clusterIP") and new_ips == old_ips:
         new_ips = [spec["clusterIP"], *new_ips[1:]]  # kube normalizes clusterIPs from a changed clusterIP
-    shown = _GoValue("[]string{" + ", ".join(json.dumps(ip) for ip in new_ips) + "}")
+    shown = GoValue("[]string{" + ", ".join(json.dumps(ip) for ip in new_ips) + "}")
     return [invalid(Path("spec", "clusterIPs").index(i), shown, "may not change once set")
             for i, ip in enumerate(old_ips) if i < len(new_ips) and new_ips[i] != ip]
 

@@ -11,6 +11,7 @@ restartPolicy), not the whole of upstream's.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +22,7 @@ from ._formats import NAME_RULES, dns1123_label, label_value, port_name, qualifi
 from .errors import ApiError
 from .resources import Resource
 
-__all__ = ["TEMPLATE_PATHS", "as_causes", "raise_invalid", "template_spec", "undecodable", "validate"]
+__all__ = ["TEMPLATE_PATHS", "GoValue", "as_causes", "raise_invalid", "template_spec", "undecodable", "validate"]
 
 Obj = dict[str, Any]
 _ANNOTATIONS_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
@@ -36,6 +37,8 @@ TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
 _RESTART = {"pods": ("Always", "OnFailure", "Never"), "podtemplates": ("Always", "OnFailure", "Never"),
             "jobs.batch": ("OnFailure", "Never"), "cronjobs.batch": ("OnFailure", "Never")}
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
+# workloads whose selector must select their own template (apps' ValidateDeploymentSpec and friends)
+_SELECTED = ("deployments.apps", "replicasets.apps", "daemonsets.apps", "statefulsets.apps")
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _CAUSE_REASONS = {ErrorType.NOT_FOUND: "FieldValueNotFound", ErrorType.REQUIRED: "FieldValueRequired",
@@ -89,6 +92,10 @@ def template_spec(res: Resource, obj: Obj) -> tuple[Path, Obj] | None:
 def validate(res: Resource, obj: Obj) -> list[FieldError]:
     """What kube-apiserver would refuse in ``obj`` (defaulted, about to be stored) of kind ``res``."""
     errors = validate_meta(res, _dict(obj.get("metadata")))
+    if res.key in _SELECTED:
+        errors += _selector_matches_template(_dict(obj.get("spec")))
+    if res.key == "services":
+        errors += _service_ports(_dict(obj.get("spec")))
     spec = template_spec(res, obj)
     if spec is not None:
         try:
@@ -167,6 +174,53 @@ def _owner_references(refs: list[Any]) -> list[FieldError]:
             else:
                 controller = current
     return errors
+
+
+# --- workloads and services ------------------------------------------------------------------
+
+
+def _requirement_met(req: Obj, labels: Obj) -> bool:
+    key, op, values = req.get("key"), req.get("operator"), _list(req.get("values"))
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    return op == "DoesNotExist" and key not in labels
+
+
+def _selector_matches_template(spec: Obj) -> list[FieldError]:
+    """``spec.selector`` is required, not empty, and selects the template's labels."""
+    selector = spec.get("selector")
+    if not isinstance(selector, dict):
+        return [required("spec.selector", "")]
+    match_labels, exprs = _dict(selector.get("matchLabels")), _list(selector.get("matchExpressions"))
+    labels = _dict(_dict(_dict(spec.get("template")).get("metadata")).get("labels"))
+    if all(labels.get(k) == v for k, v in match_labels.items()) and all(
+            _requirement_met(_dict(e), labels) for e in exprs):
+        if match_labels or exprs:
+            return []
+    shown = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(labels.items()))
+    return [invalid("spec.template.metadata.labels", GoValue("map[string]string{" + shown + "}"),
+                    "`selector` does not match template `labels`")]
+
+
+class GoValue:
+    """A bad value already in Go's ``%#v`` form (``map[string]string{...}``), printed as is, not quoted."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _service_ports(spec: Obj) -> list[FieldError]:
+    """ValidateService: ports are required but for headless and ExternalName services."""
+    if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None" or _list(spec.get("ports")):
+        return []
+    return [required("spec.ports", "")]
 
 
 # --- pod spec ---------------------------------------------------------------------------------

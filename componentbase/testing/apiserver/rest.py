@@ -116,8 +116,8 @@ class Rest:
                 raise ApiError.invalid_fields(res.group, res.kind, _meta(obj).get("name", ""), errors)
         else:
             apply_defaults(res.key, obj, creating=old is None)
-        raise_invalid(res, _meta(obj).get("name", ""), validate(res, obj) + (
-            update_errors(res, obj, old) if old is not None else []))
+        raise_invalid(res, _meta(obj).get("name", ""), (
+            update_errors(res, obj, old) if old is not None else []) + validate(res, obj))
         if res.key == CRD_KEY:
             return self.crds.admit(obj, old)
         return obj
