@@ -41,13 +41,18 @@ def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
-def dns1123_subdomain(value: str) -> list[str]:
-    errs = [_max_len(253)] if len(value) > 253 else []
-    if not _SUBDOMAIN_RE.match(value):
-        errs.append(_regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                                 "characters, '-' or '.', and must start and end with an alphanumeric character",
-                                 _SUBDOMAIN, "example.com"))
+def _checked(value: str, limit: int, pattern: re.Pattern[str], words: str, fmt: str, *examples: str) -> list[str]:
+    """The length and pattern messages apimachinery gives for ``value``, in its order."""
+    errs = [_max_len(limit)] if len(value) > limit else []
+    if not pattern.match(value):
+        errs.append(_regex_error(words, fmt, *examples))
     return errs
+
+
+def dns1123_subdomain(value: str) -> list[str]:
+    return _checked(value, 253, _SUBDOMAIN_RE, "a lowercase RFC 1123 subdomain must consist of lower case "
+                    "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+                    _SUBDOMAIN, "example.com")
 
 
 def dns1123_label(value: str) -> list[str]:
@@ -63,12 +68,9 @@ def dns1123_label(value: str) -> list[str]:
 
 
 def dns1035_label(value: str) -> list[str]:
-    errs = [_max_len(63)] if len(value) > 63 else []
-    if not _DNS1035_RE.match(value):
-        errs.append(_regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-                                 "start with an alphabetic character, and end with an alphanumeric character",
-                                 _DNS1035, "my-name", "abc-123"))
-    return errs
+    return _checked(value, 63, _DNS1035_RE, "a DNS-1035 label must consist of lower case alphanumeric characters "
+                    "or '-', start with an alphabetic character, and end with an alphanumeric character",
+                    _DNS1035, "my-name", "abc-123")
 
 
 def _path_segment(value: str) -> list[str]:
@@ -102,12 +104,9 @@ def qualified_name(value: str) -> list[str]:
 
 
 def label_value(value: str) -> list[str]:
-    errs = [_max_len(63)] if len(value) > 63 else []
-    if not _VALUE_RE.match(value):
-        errs.append(_regex_error("a valid label must be an empty string or consist of alphanumeric characters, "
-                                 "'-', '_' or '.', and must start and end with an alphanumeric character",
-                                 _VALUE, "MyValue", "my_value", "12345"))
-    return errs
+    return _checked(value, 63, _VALUE_RE, "a valid label must be an empty string or consist of alphanumeric "
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                    _VALUE, "MyValue", "my_value", "12345")
 
 
 def port_name(value: str) -> list[str]:
