@@ -118,3 +118,13 @@ def test_a_value_of_the_wrong_type_is_go_decoders_bad_request(v1: client.CoreV1A
     limited = pod()
     limited["spec"]["containers"][0]["resources"] = {"limits": {"cpu": 1}}  # a number is a quantity too
     assert send(v1, "POST", "/api/v1/namespaces/default/pods", limited).status == 201
+
+
+def test_custom_resources_metadata_is_validated_as_kubes(
+        widgets: client.CustomObjectsApi) -> None:  # noqa: F811  # the fixture
+    obj = _widget("Bad_Name")
+    obj["metadata"]["labels"] = {"ok": "fine"}
+    code, status = refused(lambda: widgets.create_namespaced_custom_object(GROUP, "v1", "default", PLURAL, obj))
+    assert (code, status["details"]["causes"][0]["field"]) == (422, "metadata.name")
+    assert status["message"].startswith('Widget.example.com "Bad_Name" is invalid: metadata.name: Invalid value: '
+                                        '"Bad_Name": a lowercase RFC 1123 subdomain')

@@ -159,7 +159,9 @@ def check_fields(verb: str, res: Resource, sub: str, query: dict[str, str], body
                  content_type: str) -> tuple[dict[str, str], bytes]:
     """Apply the request's fieldValidation to its body: the headers to answer with (a Warning) and the
     body without unknown fields, or an ApiError for Strict. Bodies that are not JSON are left to the
-    handler, which refuses them."""
+    handler, which refuses them. Other verbs pass untouched."""
+    if verb not in _OPTIONS_KINDS:
+        return {}, body
     directive = field_validation(verb, query)
     media = content_type.split(";", 1)[0].strip().lower()
     if media not in _JSON_TYPES or sub not in ("", "status", "scale"):

@@ -232,9 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
-            warnings: dict[str, str] = {}
-            if route.verb in ("create", "update", "patch"):  # fieldValidation: warn, prune or refuse
-                warnings, req.body = check_fields(route.verb, route.res, route.sub, query, body, content_type)
+            warnings, req.body = check_fields(route.verb, route.res, route.sub, query, body, content_type)
             reply = self._dispatch(route, req)
             self._send(reply.code, reply.body, warnings)
         except ApiError as err:
