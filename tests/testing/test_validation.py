@@ -186,3 +186,21 @@ def test_a_service_needs_ports_unless_headless(v1: client.CoreV1Api) -> None:
     code, body = refused(lambda: v1.create_namespaced_service("default", {"metadata": {"name": "s"}, "spec": {}}))
     assert (code, causes(body)) == (422, [("spec.ports", "Required value")])
     v1.create_namespaced_service("default", {"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}})
+
+
+def test_config_keys_and_volume_mounts(v1: client.CoreV1Api) -> None:
+    code, body = refused(lambda: v1.create_namespaced_config_map("default", {
+        "metadata": {"name": "c"}, "data": {"bad key": "1", "ok": "2"}, "binaryData": {"ok": "Mw=="}}))
+    assert (code, causes(body)) == (422, [
+        ("data[bad key]", "Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters, "
+         "'-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+         "'[-._a-zA-Z0-9]+')"),
+        ("binaryData[ok]", 'Invalid value: "ok": duplicate of key present in data')])
+    spec = {"volumes": [{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}],
+            "containers": [{"name": "c", "image": "i", "volumeMounts": [
+                {"name": "v", "mountPath": "/a"}, {"name": "w", "mountPath": "/a"}]}]}
+    code, body = refused(lambda: v1.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": spec}))
+    assert (code, causes(body)) == (422, [("spec.volumes[1].name", 'Duplicate value: "v"'),
+                                          ("spec.containers[0].volumeMounts[1].name", 'Not found: "w"'),
+                                          ("spec.containers[0].volumeMounts[1].mountPath",
+                                           'Invalid value: "/a": must be unique')])

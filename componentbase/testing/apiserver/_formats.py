@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["NAME_RULES", "dns1035_label", "dns1123_label", "dns1123_subdomain", "label_value", "port_name",
-           "qualified_name"]
+__all__ = ["NAME_RULES", "config_key", "dns1035_label", "dns1123_label", "dns1123_subdomain", "label_value",
+           "port_name", "qualified_name"]
 
 _LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN = _LABEL + "(\\." + _LABEL + ")*"
@@ -34,7 +34,7 @@ def _full(fmt: str) -> re.Pattern[str]:
 
 
 _LABEL_RE, _SUBDOMAIN_RE, _DNS1035_RE = _full(_LABEL), _full(_SUBDOMAIN), _full(_DNS1035)
-_KEY_RE, _VALUE_RE = _full(_KEY), _full(_VALUE)
+_KEY_RE, _VALUE_RE, _CONFIG_KEY_RE = _full(_KEY), _full(_VALUE), _full("[-._a-zA-Z0-9]+")
 
 
 def _max_len(n: int) -> str:
@@ -71,6 +71,17 @@ def dns1035_label(value: str) -> list[str]:
     return _checked(value, 63, _DNS1035_RE, "a DNS-1035 label must consist of lower case alphanumeric characters "
                     "or '-', start with an alphabetic character, and end with an alphanumeric character",
                     _DNS1035, "my-name", "abc-123")
+
+
+def config_key(value: str) -> list[str]:
+    """A ConfigMap or Secret data key (IsConfigMapKey)."""
+    errs = _checked(value, 253, _CONFIG_KEY_RE, "a valid config key must consist of alphanumeric characters, "
+                    "'-', '_' or '.'", "[-._a-zA-Z0-9]+", "key.name", "KEY_NAME", "key-name")
+    if value in (".", ".."):
+        errs.append(f"must not be '{value}'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
 
 
 def _path_segment(value: str) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from componentbase.util import QuantityError, parse_quantity
 from componentbase.util.field import ErrorType, FieldError, Path, duplicate, invalid, not_supported, required
 
-from ._formats import NAME_RULES, dns1123_label, label_value, port_name, qualified_name
+from ._formats import NAME_RULES, config_key, dns1123_label, label_value, port_name, qualified_name
 from .errors import ApiError
 from .resources import Resource
 
@@ -96,6 +96,8 @@ def validate(res: Resource, obj: Obj) -> list[FieldError]:
         errors += _selector_matches_template(_dict(obj.get("spec")))
     if res.key == "services":
         errors += _service_ports(_dict(obj.get("spec")))
+    if res.key in ("configmaps", "secrets"):
+        errors += _data_keys(obj)
     spec = template_spec(res, obj)
     if spec is not None:
         try:
@@ -216,6 +218,18 @@ class GoValue:
         return self.text
 
 
+def _data_keys(obj: Obj) -> list[FieldError]:
+    """ConfigMap and Secret keys (IsConfigMapKey), unique across data and binaryData."""
+    errors: list[FieldError] = []
+    data = _dict(obj.get("data"))
+    for field in ("data", "binaryData"):
+        for key in _dict(obj.get(field)):
+            errors += [invalid(Path(field).key(key), key, msg) for msg in config_key(key)]
+            if field == "binaryData" and key in data:
+                errors.append(invalid(Path(field).key(key), key, "duplicate of key present in data"))
+    return errors
+
+
 def _service_ports(spec: Obj) -> list[FieldError]:
     """ValidateService: ports are required but for headless and ExternalName services."""
     if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None" or _list(spec.get("ports")):
@@ -232,16 +246,53 @@ def _pod_spec(res: Resource, spec: Obj, path: Path) -> list[FieldError]:
     containers = _list(spec.get("containers"))
     if not containers:
         errors.append(required(path.child("containers"), ""))
+    volumes = _volumes(_list(spec.get("volumes")), path.child("volumes"), errors)
     names: set[str] = set()
     for key in ("initContainers", "containers"):
         for i, c in enumerate(_list(spec.get(key))):
             errors += _container(_dict(c), path.child(key).index(i), names)
+            errors += _mounts(_list(_dict(c).get("volumeMounts")), path.child(key).index(i).child("volumeMounts"),
+                              volumes)
     policy = spec.get("restartPolicy")
     allowed = _RESTART.get(res.key, ("Always",))
     if not policy:
         errors.append(required(path.child("restartPolicy"), ""))
     elif policy not in allowed:
         errors.append(not_supported(path.child("restartPolicy"), policy, allowed))
+    return errors
+
+
+def _volumes(volumes: list[Any], path: Path, errors: list[FieldError]) -> set[str]:
+    """Volume names: DNS labels, unique. Returns them, for the mounts to refer to."""
+    names: set[str] = set()
+    for i, volume in enumerate(volumes):
+        name, at = _dict(volume).get("name"), path.index(i).child("name")
+        if not name:
+            errors.append(required(at, ""))
+        elif isinstance(name, str):
+            errors += [invalid(at, name, msg) for msg in dns1123_label(name)]
+            if name in names:
+                errors.append(duplicate(at, name))
+            names.add(name)
+    return names
+
+
+def _mounts(mounts: list[Any], path: Path, volumes: set[str]) -> list[FieldError]:
+    """A mount names a volume of the pod and a path, unique in its container (ValidateVolumeMounts)."""
+    errors: list[FieldError] = []
+    paths: set[str] = set()
+    for i, mount in enumerate(mounts):
+        mount, at = _dict(mount), path.index(i)
+        name, where = mount.get("name"), mount.get("mountPath")
+        if not name:
+            errors.append(required(at.child("name"), ""))
+        elif name not in volumes:
+            errors.append(FieldError(ErrorType.NOT_FOUND, at.child("name"), name))
+        if not where:
+            errors.append(required(at.child("mountPath"), ""))
+        elif where in paths:
+            errors.append(invalid(at.child("mountPath"), where, "must be unique"))
+        paths.add(str(where))
     return errors
 
 
