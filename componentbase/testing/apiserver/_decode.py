@@ -39,6 +39,7 @@ def fields_of(model: str) -> dict[str, str] | None:
     return {cls.attribute_map[py]: kind for py, kind in cls.openapi_types.items()}
 
 
+@functools.cache
 def inner_type(kind: str) -> tuple[str, str]:
     """``List[X]`` -> ("list", "X"); ``Dict[str, X]`` -> ("dict", "X"); a model or scalar -> ("", kind)."""
     low = kind.lower()
@@ -49,6 +50,7 @@ def inner_type(kind: str) -> tuple[str, str]:
     return "", kind
 
 
+@functools.cache
 def _go_type(kind: str, name: str) -> str:
     shape, inner = inner_type(kind)
     if shape == "list":

@@ -42,6 +42,7 @@ def field_validation(verb: str, query: dict[str, str]) -> str:
 
 
 def model_of(res: Resource, sub: str) -> str | None:
+    """The official client's model of ``res`` (``V1Pod``, ``CoreV1Event``, ``V2HorizontalPodAutoscaler``)."""
     if sub == "scale":
         return "V1Scale"
     version = res.version[:1].upper() + res.version[1:]
