@@ -134,6 +134,8 @@ def test_generic_crud(kube_client: client.ApiClient, kind: str) -> None:
     body: dict[str, Any] = {"metadata": {"name": "thing"}}
     if kind == "events":
         body |= {"involvedObject": {"kind": "Pod", "name": "p"}, "reason": "Test", "message": "m"}
+    if kind == "services":
+        body |= {"spec": {"ports": [{"port": 80}]}}  # kube requires ports of a service with a cluster IP
     create("default", body)
     assert read("thing", "default").metadata.name == "thing"
     assert [o.metadata.name for o in lister("default").items] == ["thing"]

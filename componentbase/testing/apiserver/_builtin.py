@@ -92,6 +92,12 @@ EndpointSlice endpointslices N - - - crud
 """
 
 
+# kube's name rule (by plural, each unique among the built-ins) for kinds whose names are not DNS subdomains:
+# ValidateNamespaceName, ValidateServiceName, ValidateCronJob's 52 characters, ValidateRBACName
+_NAME_RULES = {"namespaces": "label", "services": "dns1035", "cronjobs": "cronjob",
+               **dict.fromkeys(("roles", "rolebindings", "clusterroles", "clusterrolebindings"), "path")}
+
+
 def _names(column: str) -> tuple[str, ...]:
     return () if column == "-" else tuple(column.split(","))
 
@@ -110,7 +116,8 @@ def builtin_resources() -> tuple[Resource, ...]:
         kind, plural, scope, short, categories, subs, verbs = line.split()
         res = Resource(group, version, kind, plural, scope == "N", short_names=_names(short),
                        categories=_names(categories), verbs=CRUD_VERBS if verbs == "crud" else _names(verbs),
-                       subresources=_names(subs), scale=ScalePaths() if "scale" in subs else None)
+                       subresources=_names(subs), scale=ScalePaths() if "scale" in subs else None,
+                       name_rule=_NAME_RULES.get(plural, "subdomain"))
         converter = builtin_converter(res)
         out.append(res if converter is None else replace(res, bucket=converter[0], convert=converter[1]))
     return tuple(out)

@@ -13,6 +13,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from ._admission import admit_pod
+
 __all__ = ["apply_defaults"]
 
 Obj = dict[str, Any]
@@ -39,6 +41,7 @@ def _container(c: Any) -> Any:
     c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
     c.setdefault("terminationMessagePath", "/dev/termination-log")
     c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("resources", {})
     if isinstance(c.get("ports"), list):
         c["ports"] = [dict(p, protocol=p.get("protocol", "TCP")) if isinstance(p, dict) else p for p in c["ports"]]
     return c
@@ -50,6 +53,7 @@ def pod_spec(spec: Obj) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
     for key in ("containers", "initContainers"):
         if isinstance(spec.get(key), list):
             spec[key] = [_container(c) for c in spec[key]]
@@ -239,6 +243,8 @@ def apply_defaults(key: str, obj: Obj, creating: bool) -> None:
         if spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
             spec["clusterIP"] = str(_SERVICE_NET[next(_SERVICE_IPS)])
     defaulter(obj)
+    if key == "pods" and creating:  # the admission plugins that fill a new pod in
+        admit_pod(obj)
     if not creating:  # status belongs to controllers after create; keep what was there
         if status is None:
             obj.pop("status", None)

@@ -54,7 +54,8 @@ class Resource:
     ``singular`` defaults to the lower-cased kind; ``bucket`` (where objects are stored) to ``key``.
     Resources sharing a bucket are versions of one another: ``convert`` maps this version to the stored
     one. ``schema`` is a CustomResourceDefinition version's structural schema, which validates, prunes
-    and defaults its objects.
+    and defaults its objects. ``name_rule`` names the format its objects' names must have (a key of
+    ``_formats.NAME_RULES``: a DNS subdomain unless the kind says otherwise).
     """
 
     group: str
@@ -71,6 +72,7 @@ class Resource:
     bucket: str = ""
     convert: Converter | None = field(default=None, compare=False)
     schema: Any = field(default=None, compare=False)
+    name_rule: str = "subdomain"
 
     def __post_init__(self) -> None:
         if not self.singular:

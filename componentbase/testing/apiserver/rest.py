@@ -13,6 +13,7 @@ from . import _schema
 from ._convert import to_storage, view
 from ._crd import CRD_KEY, Crds
 from ._defaults import apply_defaults
+from ._immutable import prepare_update, update_errors
 from ._listing import list_reply, selectors_of
 from ._subresources import (
     binding_conflict,
@@ -22,6 +23,7 @@ from ._subresources import (
     token_request,
     with_replicas,
 )
+from ._validation import raise_invalid, validate
 from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 from .errors import ApiError, status_body
 from .patch import apply_patch
@@ -112,8 +114,10 @@ class Rest:
             obj, errors = _schema.admit(res.schema, obj)
             if errors:
                 raise ApiError.invalid_fields(res.group, res.kind, _meta(obj).get("name", ""), errors)
-            return obj
-        apply_defaults(res.key, obj, creating=old is None)
+        else:
+            apply_defaults(res.key, obj, creating=old is None)
+        raise_invalid(res, _meta(obj).get("name", ""), (
+            update_errors(res, obj, old) if old is not None else []) + validate(res, obj))
         if res.key == CRD_KEY:
             return self.crds.admit(obj, old)
         return obj
@@ -124,6 +128,7 @@ class Rest:
         res, dry = req.res, req.options.dry_run
         old = view(res, cur).obj
         old_meta = _meta(old)
+        new = prepare_update(res, new, old)
         obj = self._shape(res, new)
         meta = dict(_meta(new))
         for key in _IMMUTABLE_META:

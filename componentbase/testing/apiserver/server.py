@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ._builtin import builtin_resources
+from ._fields import check_fields
 from ._http import HeaderError, read_headers
 from ._options import options_of
 from .auth import Attributes, Authorizer, User
@@ -231,8 +232,9 @@ class _Handler(BaseHTTPRequestHandler):
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
+            warnings, req.body = check_fields(route.verb, route.res, route.sub, query, body, content_type)
             reply = self._dispatch(route, req)
-            self._send(reply.code, reply.body)
+            self._send(reply.code, reply.body, warnings)
         except ApiError as err:
             self._send_error(err)
         except (BrokenPipeError, ConnectionResetError):
