@@ -230,7 +230,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             content_type = self.headers.get("Content-Type") or "application/json"
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
-                          content_type, options_of(route.verb, pairs, body, content_type))
+                          content_type, options_of(route.verb, pairs, body, content_type),
+                          self.headers.get("User-Agent") or "")
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
