@@ -114,3 +114,22 @@ def test_custom_resource_list_map_keys_merge_items(kube_client: client.ApiClient
         apply("bob", {"name": "root", "size": 20})
     assert json.loads(info.value.body)["message"] == ('Apply failed with 1 conflict: conflict with "alice": '
                                                       '.spec.disks[name="root"].size')
+
+
+def test_status_apply_owns_status_only(kube_client: client.ApiClient) -> None:
+    apps = client.AppsV1Api(kube_client)
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+           "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}
+    apps.patch_namespaced_deployment("web", "default", dep, field_manager="deployer", _content_type=_APPLY)
+    status = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+              "spec": {"replicas": 5}, "status": {"readyReplicas": 1}}
+    got = apps.patch_namespaced_deployment_status("web", "default", status, field_manager="controller",
+                                                  _content_type=_APPLY)
+    assert (got.spec.replicas, got.status.ready_replicas) == (1, 1)  # /status ignores the spec
+    entry = next(m for m in got.metadata.managed_fields if m.manager == "controller")
+    assert (entry.operation, entry.subresource, entry.fields_v1) == (
+        "Apply", "status", {"f:status": {"f:readyReplicas": {}}})
+    deployer = next(m for m in got.metadata.managed_fields if m.manager == "deployer")
+    assert deployer.fields_v1["f:spec"]["f:selector"] == {}  # a label selector is owned as one value

@@ -55,7 +55,8 @@ def apply_request(req: Request, live: dict[str, Any] | None) -> dict[str, Any]:
     name = meta.get("name") if isinstance(meta, dict) else None
     if name and name != req.name:
         raise ApiError.bad_request(f"the name of the object ({name}) does not match the name on the URL ({req.name})")
-    obj = apply(req.res, live, applied, req.query.get("fieldManager", ""), req.query.get("force") in ("true", "1"))
+    force = req.query.get("force") in ("true", "1")
+    obj = apply(req.res, live, applied, req.query.get("fieldManager", ""), force, req.sub)
     obj.setdefault("metadata", {})["name"] = req.name
     return obj
 
@@ -83,7 +84,10 @@ def check_patch_options(content_type: str, query: Sequence[tuple[str, str]]) -> 
 
 def manager_of(query: dict[str, str], user_agent: str) -> str:
     """The manager of a write: ``fieldManager``, else the User-Agent's product name as kube takes it."""
-    return query.get("fieldManager") or user_agent.split("/", 1)[0] or "unknown"
+    if query.get("fieldManager"):
+        return query["fieldManager"]
+    name = "".join(c for c in user_agent.split("/", 1)[0] if c.isprintable())
+    return name.encode()[:128].decode(errors="ignore")
 
 
 def decode_apply(body: bytes) -> dict[str, Any]:
@@ -169,13 +173,23 @@ def _conflict(conflicts: list[tuple[Path, dict[str, Any]]]) -> ApiError:
     return ApiError(409, "Conflict", message, {"causes": causes})
 
 
+def _fields(res: Resource, obj: dict[str, Any] | None, sub: str) -> set[Path]:
+    """What a write through ``sub`` manages: status alone through /status, the rest (status aside for
+    kinds with a status subresource) through the main resource."""
+    if obj is None:
+        return set()
+    if sub == "status":
+        return leaves({"status": obj["status"]}, res.schema) if obj.get("status") else set()
+    return leaves(obj, res.schema, skip_status=res.has_status)
+
+
 def apply(res: Resource, live: dict[str, Any] | None, applied: dict[str, Any], manager: str,
-          force: bool) -> dict[str, Any]:
+          force: bool, sub: str = "") -> dict[str, Any]:
     """The object ``manager``'s apply of ``applied`` makes of ``live`` (None: it creates one)."""
-    mine = leaves(applied, res.schema, skip_status=res.has_status)
+    mine = _fields(res, applied, sub)
     entries = _entries(live)
     own = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"
-                and not e.get("subresource")), None)
+                and e.get("subresource", "") == sub), None)
     conflicts = []
     for entry in entries:
         if entry is own:
@@ -195,7 +209,7 @@ def apply(res: Resource, live: dict[str, Any] | None, applied: dict[str, Any], m
             remove_path(result, path)
             gone.append(path)
     result = dict(_merge(result, applied, "", res.schema))
-    new_own = _entry(manager, "Apply", res.group_version, mine)
+    new_own = _entry(manager, "Apply", res.group_version, mine, sub)
     if own is not None and _owned(own) == mine:
         new_own["time"] = own.get("time", new_own["time"])
     _store(result, [new_own if e is own else e for e in entries] + ([] if own else [new_own]))
@@ -238,16 +252,7 @@ def track_update(res: Resource, old: dict[str, Any] | None, new: dict[str, Any],
     entries = _entries(new) if sent not in (None, []) else _entries(old)
     if sent == [{}]:  # kube's way to clear them
         entries = []
-    scope: dict[str, bool] = {"skip_status": res.has_status and sub == ""}
-
-    def fields(obj: dict[str, Any] | None) -> set[Path]:
-        if obj is None:
-            return set()
-        if sub == "status":
-            return leaves({"status": obj.get("status")}, res.schema) if obj.get("status") else set()
-        return leaves(obj, res.schema, **scope)
-
-    before, after = fields(old), fields(new)
+    before, after = _fields(res, old, sub), _fields(res, new, sub)
     changed = {p for p in after if old is None or pick(old, p) != pick(new, p)}
     removed = before - after
     mine = None
