@@ -109,6 +109,9 @@ def decode_apply(body: bytes) -> dict[str, Any]:
     return doc
 
 
+_ABSENT = object()
+
+
 def _entries(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The managedFields of ``obj``, their times in kube's RFC 3339 form (clients send ``+00:00``)."""
     managed = ((obj or {}).get("metadata") or {}).get("managedFields")
@@ -173,20 +176,20 @@ def _conflict(conflicts: list[tuple[Path, dict[str, Any]]]) -> ApiError:
     return ApiError(409, "Conflict", message, {"causes": causes})
 
 
-def _fields(res: Resource, obj: dict[str, Any] | None, sub: str) -> set[Path]:
+def _fields(res: Resource, obj: dict[str, Any] | None, sub: str) -> dict[Path, Any]:
     """What a write through ``sub`` manages: status alone through /status, the rest (status aside for
     kinds with a status subresource) through the main resource."""
     if obj is None:
-        return set()
+        return {}
     if sub == "status":
-        return leaves({"status": obj["status"]}, res.schema) if obj.get("status") else set()
+        return leaves({"status": obj["status"]}, res.schema) if obj.get("status") else {}
     return leaves(obj, res.schema, skip_status=res.has_status)
 
 
 def apply(res: Resource, live: dict[str, Any] | None, applied: dict[str, Any], manager: str,
           force: bool, sub: str = "") -> dict[str, Any]:
     """The object ``manager``'s apply of ``applied`` makes of ``live`` (None: it creates one)."""
-    mine = _fields(res, applied, sub)
+    mine = set(_fields(res, applied, sub))
     entries = _entries(live)
     own = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"
                 and e.get("subresource", "") == sub), None)
@@ -253,8 +256,8 @@ def track_update(res: Resource, old: dict[str, Any] | None, new: dict[str, Any],
     if sent == [{}]:  # kube's way to clear them
         entries = []
     before, after = _fields(res, old, sub), _fields(res, new, sub)
-    changed = {p for p in after if old is None or pick(old, p) != pick(new, p)}
-    removed = before - after
+    changed = {p for p, v in after.items() if before.get(p, _ABSENT) is not v and before.get(p, _ABSENT) != v}
+    removed = before.keys() - after.keys()
     mine = None
     for entry in entries:
         if entry.get("manager") == manager and entry.get("operation") == "Update" and \

@@ -34,7 +34,8 @@ _SET_LISTS = frozenset({"finalizers"})
 ATOMIC_MAPS = frozenset({"selector", "nodeSelector"})
 # ``ports`` is keyed by what its items are: a container's or a service's
 _PORT_KEYS = (("containerPort", ("containerPort", "protocol")), ("port", ("port", "protocol")))
-_DEFAULTS = {"protocol": "TCP"}  # merge keys kube defaults before it merges
+_DEFAULTS = {"protocol": "TCP"}
+ITEM = object()  # the value ``leaves`` gives list items  # merge keys kube defaults before it merges
 _IGNORED_META = frozenset({"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                            "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"})
 
@@ -75,9 +76,10 @@ def child_schema(schema: Any, key: str) -> Any:
     return extra if isinstance(extra, dict) else None
 
 
-def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False) -> set[Path]:
-    """The paths an applied configuration sets: its scalars, atomic values and list-map items."""
-    out: set[Path] = set()
+def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False) -> dict[Path, Any]:
+    """The paths an object sets (its scalars, atomic values, list-map and set items) and their values;
+    an item's value is ``ITEM``: it changes only by appearing or going."""
+    out: dict[Path, Any] = {}
     for key, value in obj.items():
         if key in ("apiVersion", "kind") or (skip_status and key == "status"):
             continue
@@ -89,7 +91,7 @@ def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False
     return out
 
 
-def _walk(path: Path, name: str, value: Any, schema: Any, out: set[Path]) -> None:
+def _walk(path: Path, name: str, value: Any, schema: Any, out: dict[Path, Any]) -> None:
     if isinstance(value, dict) and value and not (schema is None and name in ATOMIC_MAPS):
         for key, child in value.items():
             _walk((*path, "f:" + key), key, child, child_schema(schema, key), out)
@@ -97,33 +99,32 @@ def _walk(path: Path, name: str, value: Any, schema: Any, out: set[Path]) -> Non
     if isinstance(value, list) and value:
         keys = list_keys(name, value, schema)
         if keys == "set":
-            out.update((*path, "v:" + json.dumps(v, separators=(",", ":"))) for v in value)
+            out.update(((*path, "v:" + json.dumps(v, separators=(",", ":"))), ITEM) for v in value)
             return
         if isinstance(keys, tuple):
             items = schema.get("items") if isinstance(schema, dict) else None
             for item in value:
                 here = (*path, key_element(item, keys))
-                out.add(here)
+                out[here] = ITEM
                 for key, child in item.items():
                     _walk((*here, "f:" + key), key, child, child_schema(items, key), out)
             return
-    out.add(path)
+    out[path] = value
 
 
 def as_fields_v1(paths: set[Path]) -> dict[str, Any]:
-    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry."""
+    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry, first as kube writes it."""
     root: dict[str, Any] = {}
     for path in sorted(paths):
         node = root
         for element in path:
             node = node.setdefault(element, {})
-    for path in paths:
-        node = root
-        for element in path:
-            node = node[element]
-        if node:
-            node["."] = {}
-    return root
+
+    def marked(node: dict[str, Any], prefix: Path) -> dict[str, Any]:
+        out = {k: marked(v, (*prefix, k)) if v else v for k, v in node.items()}
+        return {".": {}, **out} if out and prefix in paths else out
+
+    return marked(root, ())
 
 
 def from_fields_v1(tree: Any, prefix: Path = ()) -> set[Path]:
