@@ -43,9 +43,10 @@ def should_enqueue(old: Pod, new: Pod) -> bool:
 
 
 def effectively_equal(a: Pod, b: Pod) -> bool:
-    """Equal but for ``resourceVersion`` and status: nothing new to tell the provider."""
+    """Equal but for ``resourceVersion``, managedFields and status: nothing new to tell the provider
+    (kube rewrites managedFields on every write, this node's own status writes included)."""
     def strip(p: Pod) -> Pod:
-        meta = {k: v for k, v in _meta(p).items() if k != "resourceVersion"}
+        meta = {k: v for k, v in _meta(p).items() if k not in ("resourceVersion", "managedFields")}
         return {**{k: v for k, v in p.items() if k != "status"}, "metadata": meta}
 
     return strip(a) == strip(b)

@@ -28,7 +28,8 @@ def test_after_the_server_restarts_with_a_fresh_resource_version_sequence_the_ca
         assert factory.wait_for_cache_sync(10)
         assert len(cms.list()) == 20
         first.stop()
-        with LoopbackAPIServer(port=port) as second:  # same address, history from resourceVersion 1
+        # same address, history from resourceVersion 1; its bookmarks (kube sends one a minute) show that
+        with LoopbackAPIServer(port=port, bookmark_interval=0.2) as second:
             ObjectClient(second.api_client()).create(configmap("new"))
             eventually(lambda: [o["metadata"]["name"] for o in cms.list()] == ["new"], 20,
                        what="the cache to show the new server's state")

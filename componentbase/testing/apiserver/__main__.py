@@ -11,6 +11,7 @@ from types import FrameType
 from typing import NoReturn
 
 from .loopback import LoopbackAPIServer
+from .watch import DEFAULT_BOOKMARK_INTERVAL
 
 PROG = "python -m componentbase.testing.apiserver"
 
@@ -39,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--crd-dir", action="append", default=[], metavar="DIR",
                    help="create the CustomResourceDefinitions in this folder's YAML files (or this file) at "
                         "start, as envtest's CRDDirectoryPaths; repeatable")
-    p.add_argument("--bookmark-interval", type=float, default=1.0, metavar="SECONDS",
-                   help="how often watches that allow bookmarks get one")
+    p.add_argument("--bookmark-interval", type=float, default=DEFAULT_BOOKMARK_INTERVAL, metavar="SECONDS",
+                   help="how often watches that allow bookmarks get one (default: 60, as kube-apiserver)")
     return p
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ._apply import check_patch_options
 from ._wire import Options, decode_object
 from .errors import ApiError
 from .patch import patch_type
@@ -33,6 +34,7 @@ def options_of(verb: str, query: Sequence[tuple[str, str]], body: bytes, content
         return Options()
     if verb == "patch":
         patch_type(content_type)  # an unknown patch type is refused before the options are read
+        check_patch_options(content_type, query)
     grace: int | None = None
     preconditions: dict[str, Any] | None = None
     if kind == "DeleteOptions" and body.strip():

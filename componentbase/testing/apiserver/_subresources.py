@@ -88,8 +88,11 @@ def with_replicas(res: Resource, obj: dict[str, Any], scale: dict[str, Any]) -> 
 def merge_subresource(res: Resource, old: dict[str, Any], new: dict[str, Any], sub: str) -> dict[str, Any]:
     """What a write through ``sub`` may change: status its status, approval its conditions, finalize the
     namespace's finalizers; a write of the main resource keeps the old status."""
-    if sub == "status":
-        return _with_status(old, new)
+    if sub == "status":  # and the managedFields a status apply computed
+        merged = _with_status(old, new)
+        if isinstance(new.get("metadata"), dict) and "managedFields" in new["metadata"]:
+            merged["metadata"] = dict(merged.get("metadata") or {}, managedFields=new["metadata"]["managedFields"])
+        return merged
     if sub == "approval":
         merged = dict(old)
         merged["status"] = dict(old.get("status") or {}, conditions=(new.get("status") or {}).get("conditions"))

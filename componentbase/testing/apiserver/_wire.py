@@ -58,6 +58,7 @@ class Request:
     body: bytes = b""
     content_type: str = "application/json"
     options: Options = field(default_factory=Options)
+    user_agent: str = ""  # names the field manager of a write without ``fieldManager``
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from .kubeconfig import write_kubeconfig
 from .resources import Registry, Resource
 from .server import LoopbackHTTPServer
 from .store import Store
+from .watch import DEFAULT_BOOKMARK_INTERVAL
 
 __all__ = ["LoopbackAPIServer"]
 
@@ -46,7 +47,7 @@ class LoopbackAPIServer:
         authorization_policy_file: str | os.PathLike[str] | None = None,
         enforce_authorization: bool = False,
         watch_history: int = 10000,
-        bookmark_interval: float = 1.0,
+        bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
         seed: int | None = None,
         resources: Iterable[Resource] = (),
         crd_dirs: Iterable[str | os.PathLike[str]] = (),

@@ -32,6 +32,7 @@ MERGE_KEYS: dict[str, str] = {
     "ownerReferences": "uid",
     "imagePullSecrets": "name",
 }
+APPLY_PATCH = "application/apply-patch+yaml"  # server-side apply (``_apply``), not a patch function
 # Lists of scalars that strategic merge patch treats as sets.
 MERGE_SETS = frozenset({"finalizers"})
 
@@ -195,9 +196,9 @@ _PATCHERS: dict[str, Callable[[Any, Any], Any]] = {
 def patch_type(content_type: str) -> str:
     """The patch flavour of a Content-Type, or 415: kube refuses it before it reads anything else."""
     kind = content_type.split(";", 1)[0].strip().lower()
-    if kind not in _PATCHERS:
+    if kind not in _PATCHERS and kind != APPLY_PATCH:
         raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                       "accepted media types include: " + ", ".join(_PATCHERS))
+                       "accepted media types include: " + ", ".join((*_PATCHERS, APPLY_PATCH)))
     return kind
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import _schema
+from ._apply import apply_request, is_apply, track_write
 from ._convert import to_storage, view
 from ._crd import CRD_KEY, Crds
 from ._defaults import apply_defaults
@@ -139,6 +140,7 @@ class Rest:
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         obj["metadata"] = meta
         obj = self._admit(res, obj, old)
+        track_write(req, old, obj)
         meta = obj["metadata"]
         if "generation" in old_meta:
             changed = _content(old) != _content(obj)
@@ -165,10 +167,11 @@ class Rest:
     def create(self, req: Request) -> Reply:
         obj = decode_object(req.body)
         with self.store.cond:
-            entry = self._create(req.res, req.namespace, obj, dry=req.options.dry_run)
+            entry = self._create(req.res, req.namespace, obj, dry=req.options.dry_run, req=req)
         return Reply(201, view(req.res, entry).raw)
 
-    def _create(self, res: Resource, namespace: str, obj: dict[str, Any], *, dry: bool) -> Entry:
+    def _create(self, res: Resource, namespace: str, obj: dict[str, Any], *, dry: bool,
+                req: Request | None = None) -> Entry:
         meta = dict(_meta(obj))
         if res.namespaced:
             if meta.get("namespace") and meta["namespace"] != namespace:
@@ -202,8 +205,10 @@ class Rest:
             meta["generation"] = 1
         if res.schema is not None and res.has_status:
             obj.pop("status", None)  # a custom resource's status is only written through /status
-        obj = to_storage(res, self._admit(res, obj, None))
-        return self._write(res, namespace, obj, dry=dry)
+        obj = self._admit(res, obj, None)
+        if req is not None:
+            track_write(req, None, obj)
+        return self._write(res, namespace, to_storage(res, obj), dry=dry)
 
     def _generate(self, res: Resource, namespace: str, prefix: str) -> str:
         """A free name for ``prefix``; nothing is reserved, so a dry run's name may be handed out again."""
@@ -224,6 +229,8 @@ class Rest:
             return self._replace(req, cur, obj)
 
     def patch(self, req: Request) -> Reply:
+        if is_apply(req.content_type):
+            return self._apply(req)
         patch = decode_json(req.body)
         with self.store.cond:
             cur = self._current(req)
@@ -233,6 +240,17 @@ class Rest:
             if not isinstance(doc, dict):
                 raise ApiError(422, "Invalid", "the patch result is not an object")
             return self._replace(req, cur, doc)
+
+    def _apply(self, req: Request) -> Reply:
+        """Server-side apply (``_apply``); applying to an object that does not exist creates it."""
+        with self.store.cond:
+            cur = self.store.get(req.res.bucket, req.namespace, req.name)
+            if cur is None and not req.sub:
+                entry = self._create(req.res, req.namespace, apply_request(req, None), dry=req.options.dry_run,
+                                     req=req)
+                return Reply(201, view(req.res, entry).raw)
+            cur = self._current(req)
+            return self._replace(req, cur, apply_request(req, json.loads(view(req.res, cur).raw)))
 
     def _replace(self, req: Request, cur: Entry, new: dict[str, Any]) -> Reply:
         """Update ``cur`` to ``new``, the body of a PUT or a patched document, through ``req.sub``."""

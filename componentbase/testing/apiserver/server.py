@@ -19,6 +19,7 @@ from ._builtin import builtin_resources
 from ._fields import check_fields
 from ._http import HeaderError, read_headers
 from ._options import options_of
+from ._rv import watch_start
 from .auth import Attributes, Authorizer, User
 from .discovery import Discovery
 from .errors import ApiError
@@ -28,13 +29,15 @@ from .rest import Reply, Request, Rest, decode_json, selectors_of
 from .reviews import access_review, token_review
 from .routing import Route, resolve
 from .store import Store, encode
-from .watch import WatchSpec, stream
+from .watch import DEFAULT_BOOKMARK_INTERVAL, WatchSpec, error_event, stream
 
 __all__ = ["FAULTS_PATH", "LoopbackHTTPServer"]
 
 FAULTS_PATH = "/_loopback/faults"
 _ANONYMOUS = User("system:anonymous", "", ("system:unauthenticated",))
 _PHRASES = {s.value: s.phrase for s in HTTPStatus}
+_STREAM_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):
@@ -53,7 +56,7 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         tokens: Mapping[str, User] | None = None,
         authorizer: Authorizer | None = None,
         enforce_authorization: bool = False,
-        bookmark_interval: float = 1.0,
+        bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
         registry: Registry | None = None,
     ) -> None:
         super().__init__(address, _Handler)
@@ -228,7 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             content_type = self.headers.get("Content-Type") or "application/json"
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
-                          content_type, options_of(route.verb, pairs, body, content_type))
+                          content_type, options_of(route.verb, pairs, body, content_type),
+                          self.headers.get("User-Agent") or "")
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
@@ -327,12 +331,14 @@ class _Handler(BaseHTTPRequestHandler):
     # --- watch ---------------------------------------------------------------------------------
 
     def _watch(self, req: Request, decision: Decision | None) -> None:
-        since = req.query.get("resourceVersion") or ""
-        send_initial = req.query.get("sendInitialEvents") in ("true", "1")
         try:
-            since_rv = None if since in ("", "0") or send_initial else int(since)
-        except ValueError:
-            raise ApiError.bad_request(f"invalid resourceVersion {since!r}") from None
+            since_rv, send_initial = watch_start(self.server.store, req.query)
+        except ApiError as err:
+            if err.code != 504:
+                raise
+            chunk = error_event(err.status())  # kube's errWatcher: a stream that ends with the error
+            self.wfile.write(_STREAM_HEAD + b"%x\r\n%s\r\n0\r\n\r\n" % (len(chunk), chunk))
+            return
         deadline = None
         timeout = req.query.get("timeoutSeconds")
         if timeout:
@@ -351,8 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
                          req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
         faults = self.server.faults
         epoch = faults.watch_epoch
-        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
+        self.wfile.write(_STREAM_HEAD)
         try:
             for chunk in stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,
                                 self.server.bookmark_interval):

@@ -126,6 +126,23 @@ class Store:
         start = bisect.bisect_right(self._events, rv, key=lambda e: e.rv)
         return self._events[start:]
 
+    def items_at(self, bucket: str, namespace: str | None, rv: int) -> list[Entry] | None:
+        """``items`` as they were at ``rv``, rewound through the history; None when it no longer reaches."""
+        events = self.events_after(rv)
+        if events is None:
+            return None
+        state = {(e.obj["metadata"].get("namespace", ""), e.obj["metadata"]["name"]): e
+                 for e in self.items(bucket, namespace)}
+        for ev in reversed(events):
+            if ev.bucket != bucket or (namespace is not None and ev.namespace != namespace):
+                continue
+            key = (ev.namespace, ev.entry.obj["metadata"]["name"])
+            if ev.prev is None:
+                state.pop(key, None)
+            else:
+                state[key] = ev.prev
+        return [state[k] for k in sorted(state)]
+
     @property
     def floor(self) -> int:
         return self._floor

@@ -12,9 +12,11 @@ from .resources import Resource
 from .selectors import Predicate
 from .store import Event, Store, encode
 
-__all__ = ["WatchSpec", "stream"]
+__all__ = ["DEFAULT_BOOKMARK_INTERVAL", "WatchSpec", "error_event", "stream"]
 
 _BATCH = 256
+DEFAULT_BOOKMARK_INTERVAL = 60.0  # the watch cache's bookmarkFrequency
+_PRE_TIMEOUT = 2.0  # and one bookmark this long before a watch's timeout, as its cacheWatcher sends
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +34,14 @@ def _line(kind: str, raw: bytes) -> bytes:
     return b'{"type":"' + kind.encode() + b'","object":' + raw + b"}\n"
 
 
-def _gone(since: int, floor: int) -> bytes:
-    status = status_body(410, "Expired", f"too old resource version: {since} ({floor + 1})")
+def error_event(status: dict[str, object]) -> bytes:
+    """The ERROR event kube's watch ends with when it cannot serve what was asked (its errWatcher)."""
     return _line("ERROR", encode(status))
+
+
+def _gone(since: int, floor: int) -> bytes:
+    """The watch cache's 410: ``floor`` is the oldest resourceVersion it can still resume from."""
+    return error_event(status_body(410, "Expired", f"too old resource version: {since} ({floor})"))
 
 
 def _translate(spec: WatchSpec, ev: Event) -> bytes | None:
@@ -65,12 +72,20 @@ def _bookmark(res: Resource, rv: int, initial_end: bool = False) -> bytes:
     return _line("BOOKMARK", encode(obj))
 
 
+def _next_bookmark(spec: WatchSpec, now: float, interval: float) -> float:
+    """Every ``interval``, and once just before the deadline so the client resumes from a fresh rv."""
+    at = now + interval
+    if spec.deadline is not None and spec.deadline - _PRE_TIMEOUT > now:
+        at = min(at, spec.deadline - _PRE_TIMEOUT)
+    return at
+
+
 def stream(
     store: Store,
     spec: WatchSpec,
     should_stop: Callable[[], bool],
     client_gone: Callable[[], bool],
-    bookmark_interval: float = 1.0,
+    bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
     poll: float = 0.5,
 ) -> Iterator[bytes]:
     """Yield chunks of newline-terminated events until the deadline, a stop, or a server close.
@@ -95,7 +110,7 @@ def stream(
             yield chunk
     if spec.initial_events_end and spec.bookmarks:
         yield _bookmark(spec.res, pos, initial_end=True)
-    next_bookmark = time.monotonic() + bookmark_interval
+    next_bookmark = _next_bookmark(spec, time.monotonic(), bookmark_interval)
     next_check = time.monotonic() + poll
     while True:
         with store.cond:
@@ -129,6 +144,6 @@ def stream(
         pos = current
         if spec.bookmarks and now >= next_bookmark:
             lines.append(_bookmark(spec.res, pos))
-            next_bookmark = now + bookmark_interval
+            next_bookmark = _next_bookmark(spec, now, bookmark_interval)
         if lines:
             yield b"".join(lines)

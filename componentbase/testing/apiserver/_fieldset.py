@@ -1,0 +1,204 @@
+"""Field sets as server-side apply tracks them: paths into an object, kept in ``fieldsV1``'s encoding.
+
+A path is a tuple of kube's path elements: ``f:name`` (a field), ``k:{"name":"c"}`` (an item of a
+list keyed by its merge keys), ``v:"x"`` (an item of a set). ``fieldsV1`` nests them, an empty
+object marking a leaf and ``.`` marking a node that is itself a member with members below it.
+
+Which lists are maps, sets or atomic comes from the list's merge keys: for built-in types a table of
+the fields kube's OpenAPI marks (``containers`` by ``name``, container ``ports`` by ``containerPort``
+and ``protocol``...), for custom resources the schema's ``x-kubernetes-list-type`` and
+``x-kubernetes-list-map-keys``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["ATOMIC_MAPS", "Path", "as_fields_v1", "child_schema", "from_fields_v1", "key_element", "leaves",
+           "list_keys", "path_string", "pick", "remove_path"]
+
+Path = tuple[str, ...]
+
+# list field -> merge keys, for the built-in types (kube's +listType=map / +listMapKey markers)
+_MAP_LISTS: dict[str, tuple[str, ...]] = {
+    "containers": ("name",), "initContainers": ("name",), "ephemeralContainers": ("name",),
+    "env": ("name",), "volumes": ("name",), "volumeMounts": ("mountPath",), "volumeDevices": ("devicePath",),
+    "conditions": ("type",), "imagePullSecrets": ("name",), "ownerReferences": ("uid",),
+    "hostAliases": ("ip",), "containerStatuses": ("name",), "initContainerStatuses": ("name",),
+    "topologySpreadConstraints": ("topologyKey", "whenUnsatisfiable"), "resourceClaims": ("name",),
+    "readinessGates": ("conditionType",), "taints": ("key", "effect"), "addresses": ("type",),
+}
+_SET_LISTS = frozenset({"finalizers"})
+# built-in maps kube marks +structType=atomic / +mapType=atomic: owned and replaced as one value
+ATOMIC_MAPS = frozenset({"selector", "nodeSelector"})
+# ``ports`` is keyed by what its items are: a container's or a service's
+_PORT_KEYS = (("containerPort", ("containerPort", "protocol")), ("port", ("port", "protocol")))
+_DEFAULTS = {"protocol": "TCP"}
+ITEM = object()  # the value ``leaves`` gives list items  # merge keys kube defaults before it merges
+_IGNORED_META = frozenset({"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                           "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"})
+
+
+def list_keys(name: str, items: list[Any], schema: Any = None) -> tuple[str, ...] | str:
+    """The merge keys of list field ``name``; "set" or "atomic" for lists that are not maps."""
+    if isinstance(schema, dict):
+        kind = schema.get("x-kubernetes-list-type")
+        if kind == "map":
+            return tuple(schema.get("x-kubernetes-list-map-keys") or ())
+        if kind == "set":
+            return "set"
+        return "atomic"
+    if name in _SET_LISTS:
+        return "set"
+    if name == "ports":
+        for marker, keys in _PORT_KEYS:
+            if items and all(isinstance(i, dict) and marker in i for i in items):
+                return keys
+        return "atomic"
+    named = _MAP_LISTS.get(name)
+    if named and all(isinstance(i, dict) for i in items):
+        return named
+    return "atomic"
+
+
+def key_element(item: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return "k:" + json.dumps({k: item.get(k, _DEFAULTS.get(k)) for k in sorted(keys)}, separators=(",", ":"))
+
+
+def child_schema(schema: Any, key: str) -> Any:
+    if not isinstance(schema, dict):
+        return None
+    props = schema.get("properties")
+    if isinstance(props, dict) and key in props:
+        return props[key]
+    extra = schema.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False) -> dict[Path, Any]:
+    """The paths an object sets (its scalars, atomic values, list-map and set items) and their values;
+    an item's value is ``ITEM``: it changes only by appearing or going."""
+    out: dict[Path, Any] = {}
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind") or (skip_status and key == "status"):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k not in _IGNORED_META}
+            if not value:
+                continue
+        _walk(("f:" + key,), key, value, child_schema(schema, key), out)
+    return out
+
+
+def _walk(path: Path, name: str, value: Any, schema: Any, out: dict[Path, Any]) -> None:
+    if isinstance(value, dict) and value and not (schema is None and name in ATOMIC_MAPS):
+        for key, child in value.items():
+            _walk((*path, "f:" + key), key, child, child_schema(schema, key), out)
+        return
+    if isinstance(value, list) and value:
+        keys = list_keys(name, value, schema)
+        if keys == "set":
+            out.update(((*path, "v:" + json.dumps(v, separators=(",", ":"))), ITEM) for v in value)
+            return
+        if isinstance(keys, tuple):
+            items = schema.get("items") if isinstance(schema, dict) else None
+            for item in value:
+                here = (*path, key_element(item, keys))
+                out[here] = ITEM
+                for key, child in item.items():
+                    _walk((*here, "f:" + key), key, child, child_schema(items, key), out)
+            return
+    out[path] = value
+
+
+def as_fields_v1(paths: set[Path]) -> dict[str, Any]:
+    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry, first as kube writes it."""
+    root: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = root
+        for element in path:
+            node = node.setdefault(element, {})
+
+    def marked(node: dict[str, Any], prefix: Path) -> dict[str, Any]:
+        out = {k: marked(v, (*prefix, k)) if v else v for k, v in node.items()}
+        return {".": {}, **out} if out and prefix in paths else out
+
+    return marked(root, ())
+
+
+def from_fields_v1(tree: Any, prefix: Path = ()) -> set[Path]:
+    out: set[Path] = set()
+    if not isinstance(tree, dict):
+        return out
+    for element, child in tree.items():
+        if element == ".":
+            out.add(prefix)
+        elif isinstance(child, dict) and child:
+            out |= from_fields_v1(child, (*prefix, element))
+        else:
+            out.add((*prefix, element))
+    return out
+
+
+def path_string(path: Path) -> str:
+    """fieldpath.Path's String(): ``.spec.containers[name="web"].image``."""
+    parts = []
+    for element in path:
+        kind, _, rest = element.partition(":")
+        if kind == "f":
+            parts.append("." + rest)
+        elif kind == "k":
+            keys = json.loads(rest)
+            parts.append("[" + ",".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) + "]")
+        elif kind == "v":
+            parts.append(f"[={rest}]")
+        else:
+            parts.append(f"[{rest}]")
+    return "".join(parts)
+
+
+def _step(value: Any, element: str) -> tuple[Any, Any]:
+    """The container holding ``element`` in ``value`` and its key there (None when absent)."""
+    kind, _, rest = element.partition(":")
+    if kind == "f" and isinstance(value, dict):
+        return (value, rest) if rest in value else (value, None)
+    if isinstance(value, list):
+        if kind == "k":
+            wanted = json.loads(rest)
+            for i, item in enumerate(value):
+                if isinstance(item, dict) and all(item.get(k, _DEFAULTS.get(k)) == v for k, v in wanted.items()):
+                    return value, i
+        elif kind == "v":
+            target = json.loads(rest)
+            for i, item in enumerate(value):
+                if item == target:
+                    return value, i
+    return value, None
+
+
+_MISSING = object()
+
+
+def pick(obj: Any, path: Path) -> Any:
+    """The value at ``path``, or a sentinel no value equals when it is absent."""
+    value = obj
+    for element in path:
+        holder, at = _step(value, element)
+        if at is None:
+            return _MISSING
+        value = holder[at]
+    return value
+
+
+def remove_path(obj: Any, path: Path) -> None:
+    """Drop the value at ``path`` (in place); a map or list left empty by it stays, as kube leaves it."""
+    value = obj
+    for element in path[:-1]:
+        holder, at = _step(value, element)
+        if at is None:
+            return
+        value = holder[at]
+    holder, at = _step(value, path[-1])
+    if at is not None:
+        del holder[at]
