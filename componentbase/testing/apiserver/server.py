@@ -54,11 +54,12 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         enforce_authorization: bool = False,
         bookmark_interval: float = 1.0,
         registry: Registry | None = None,
+        garbage_collection: bool = True,
     ) -> None:
         super().__init__(address, _Handler)
         self.store = store
         self.registry = registry if registry is not None else Registry(builtin_resources())
-        self.rest = Rest(store, self.registry)
+        self.rest = Rest(store, self.registry, garbage_collection=garbage_collection)
         self.discovery = Discovery(self.registry, self.address)
         self.faults = faults
         self.tokens = tokens
@@ -231,7 +232,10 @@ class _Handler(BaseHTTPRequestHandler):
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
-            reply = self._dispatch(route, req)
+            try:
+                reply = self._dispatch(route, req)
+            finally:
+                self.server.rest.settle()  # the lifecycle work a write caused, before it is answered
             self._send(reply.code, reply.body)
         except ApiError as err:
             self._send_error(err)
