@@ -56,8 +56,11 @@ def sweep(rest: Deleter, name: str) -> None:
         return
     spec = cur.obj.get("spec") or {}
     if FINALIZER in (spec.get("finalizers") or ()):  # what the controller's PUT .../finalize does
+        new_spec = {k: v for k, v in spec.items() if k != "finalizers"}
         left_over = [f for f in spec["finalizers"] if f != FINALIZER]
-        cur = rest._write(namespaces, "", dict(cur.obj, spec=dict(spec, finalizers=left_over)), dry=False)
+        if left_over:
+            new_spec["finalizers"] = left_over
+        cur = rest._write(namespaces, "", dict(cur.obj, spec=new_spec), dry=False)
     if not (cur.obj.get("spec") or {}).get("finalizers"):  # then its second DELETE
         delete(rest, Request("delete", namespaces, "", name), "", cur)
 
