@@ -103,6 +103,12 @@ class Collector:
 
     # --- doing it ----------------------------------------------------------------------------
 
+    @property
+    def busy(self) -> bool:
+        """Whether work is pending; safe to ask without the lock (a stale answer only delays it to the
+        next request)."""
+        return bool(self._pending)
+
     def settle(self) -> None:
         """Do the noted work, and the work it causes, until none is left."""
         while self._pending:

@@ -118,8 +118,9 @@ class Rest:
     def settle(self) -> None:
         """Run the lifecycle work the last writes caused (``_gc``); the HTTP layer calls it after
         every request, before answering."""
-        with self.store.cond:
-            self.lifecycle.settle()
+        if self.lifecycle.busy:  # a read causes none: skip the lock
+            with self.store.cond:
+                self.lifecycle.settle()
 
     def _shape(self, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         """A new top-level dict with kind/apiVersion first, as kube prints objects."""
