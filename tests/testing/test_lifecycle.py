@@ -117,8 +117,10 @@ def test_pod_grace_periods(v1: client.CoreV1Api) -> None:
     shorter = v1.delete_namespaced_pod("p", NS, grace_period_seconds=10)
     assert shorter.metadata.deletion_grace_period_seconds == 10
     assert shorter.metadata.deletion_timestamp < first.metadata.deletion_timestamp
-    v1.delete_namespaced_pod("p", NS, grace_period_seconds=0)
+    v1.delete_namespaced_pod("p", NS, grace_period_seconds=0)  # the kubelet's confirmation
     assert _gone(v1.read_namespaced_pod, "p", NS)
+    events = history(v1.list_namespaced_pod, shorter.metadata.resource_version, namespace=NS)
+    assert [(t, m["deletionGracePeriodSeconds"]) for t, _, m in events] == [("MODIFIED", 0), ("DELETED", 0)]
 
 
 def test_a_bound_pod_with_a_finalizer_waits_for_both(v1: client.CoreV1Api) -> None:

@@ -132,8 +132,10 @@ def delete(rest: Deleter, req: Request, namespace: str, cur: Entry) -> Entry:
                 new_meta["deletionTimestamp"] = now
             new_meta["deletionGracePeriodSeconds"] = 0
         return _store(rest, res, namespace, cur, obj, dry)
-    if graceful and new_meta.get("deletionGracePeriodSeconds"):
-        return _store(rest, res, namespace, cur, obj, dry)
+    if graceful:  # kube's graceful path stores the deletionTimestamp first (MODIFIED), then deletes
+        cur = _store(rest, res, namespace, cur, obj, dry)
+        if new_meta.get("deletionGracePeriodSeconds"):
+            return cur
     return rest._remove(res, namespace, cur, dry=dry)
 
 
