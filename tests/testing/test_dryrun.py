@@ -197,7 +197,8 @@ def test_dry_run_delete_of_a_bound_pod(v1: client.CoreV1Api) -> None:
     stored = v1.read_namespaced_pod("p", "default")
     assert stored.metadata.deletion_timestamp is None and stored.metadata.deletion_grace_period_seconds is None
     unbound = v1.delete_namespaced_pod("p", "default", dry_run=ALL, grace_period_seconds=0)
-    assert unbound.metadata.deletion_timestamp is None  # grace 0: gone at once, answered as it was
+    # grace 0: gone at once, answered as last stored: marked with grace 0 (store.go's graceful path)
+    assert unbound.metadata.deletion_grace_period_seconds == 0
     v1.delete_namespaced_pod("p", "default")
     w.expect_only("MODIFIED", "p")
 

@@ -40,9 +40,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--crd-dir", action="append", default=[], metavar="DIR",
                    help="create the CustomResourceDefinitions in this folder's YAML files (or this file) at "
                         "start, as envtest's CRDDirectoryPaths; repeatable")
+    p.add_argument("--enable-garbage-collector", type=_boolean, nargs="?", const=True, default=True,
+                   metavar="BOOL", help="delete objects whose owners are gone and honour Foreground and Orphan "
+                   "propagation (default true); =false leaves orphans in place")
     p.add_argument("--bookmark-interval", type=float, default=DEFAULT_BOOKMARK_INTERVAL, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one (default: 60, as kube-apiserver)")
     return p
+
+
+def _boolean(value: str) -> bool:
+    """A boolean flag's value as pflag's ParseBool reads it."""
+    words = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
+    if value.lower() not in words:
+        raise argparse.ArgumentTypeError(f"invalid boolean {value!r}")
+    return words[value.lower()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             watch_history=args.watch_history,
             bookmark_interval=args.bookmark_interval,
             crd_dirs=args.crd_dir,
+            garbage_collection=args.enable_garbage_collector,
         )
         server.start()
     except (OSError, ValueError) as err:

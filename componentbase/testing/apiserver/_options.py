@@ -23,6 +23,7 @@ __all__ = ["options_of"]
 _KINDS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
           "delete": "DeleteOptions", "deletecollection": "DeleteOptions"}
 _DRY_RUN_VALUES = ("All",)
+_POLICIES = ("Foreground", "Background", "Orphan")
 # Go's encoding/json escapes these inside strings; field errors render a bad []string with it.
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -37,6 +38,8 @@ def options_of(verb: str, query: Sequence[tuple[str, str]], body: bytes, content
         check_patch_options(content_type, query)
     grace: int | None = None
     preconditions: dict[str, Any] | None = None
+    policy: Any = None
+    orphan: Any = None
     if kind == "DeleteOptions" and body.strip():
         doc = decode_object(body)
         dry_run = _typed(doc, "dryRun", list, "[]string") or []
@@ -45,13 +48,51 @@ def options_of(verb: str, query: Sequence[tuple[str, str]], body: bytes, content
             raise _unmarshal("dryRun", "string", bad[0])
         grace = _typed(doc, "gracePeriodSeconds", int, "int64")
         preconditions = _typed(doc, "preconditions", dict, "v1.Preconditions")
+        policy = _typed(doc, "propagationPolicy", str, "v1.DeletionPropagation")
+        orphan = doc.get("orphanDependents")
+        if orphan is not None and not isinstance(orphan, bool):
+            raise _unmarshal("orphanDependents", "bool", orphan)
     else:
         dry_run = [v for k, v in query if k == "dryRun"]
         if kind == "DeleteOptions":
             grace = _grace(query)
+            policy = _last(query, "propagationPolicy")
+            orphan = _query_bool(query, "orphanDependents")
     if any(v not in _DRY_RUN_VALUES for v in dry_run):
         raise _unsupported_dry_run(kind, dry_run)
-    return Options(bool(dry_run), grace, preconditions)
+    return Options(bool(dry_run), grace, preconditions, _propagation(policy, orphan))
+
+
+def _last(query: Sequence[tuple[str, str]], key: str) -> str | None:
+    values = [v for k, v in query if k == key]
+    return values[-1] if values else None
+
+
+def _query_bool(query: Sequence[tuple[str, str]], key: str) -> bool | None:
+    value = _last(query, key)
+    if value is None:
+        return None
+    if value.lower() not in ("true", "false", "1", "0", "t", "f"):
+        raise ApiError.bad_request(f'{key}: invalid value "{value}": must be a boolean')
+    return value.lower() in ("true", "1", "t")
+
+
+def _propagation(policy: str | None, orphan: bool | None) -> str | None:
+    """One policy from DeleteOptions' two fields, checked as apimachinery's ValidateDeleteOptions does:
+    the legacy ``orphanDependents`` means Orphan (true) or Background (false), as the registry reads it."""
+    causes = []
+    if orphan is not None and policy is not None:
+        causes.append(("FieldValueInvalid", "propagationPolicy",
+                       f'Invalid value: "{policy}": orphanDependents and deletionPropagation cannot be both set'))
+    if policy is not None and policy not in _POLICIES:
+        supported = ", ".join(f'"{p}"' for p in (*_POLICIES, "nil"))
+        causes.append(("FieldValueNotSupported", "propagationPolicy",
+                       f'Unsupported value: "{policy}": supported values: {supported}'))
+    if causes:
+        raise ApiError.invalid_fields("meta.k8s.io", "DeleteOptions", "", causes)
+    if orphan is not None:
+        return "Orphan" if orphan else "Background"
+    return policy
 
 
 def _grace(query: Sequence[tuple[str, str]]) -> int | None:

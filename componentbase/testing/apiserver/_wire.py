@@ -42,6 +42,7 @@ class Options:
     dry_run: bool = False
     grace: int | None = None  # DeleteOptions.gracePeriodSeconds
     preconditions: dict[str, Any] | None = None  # DeleteOptions.preconditions
+    propagation: str | None = None  # DeleteOptions.propagationPolicy, or what orphanDependents means
 
 
 @dataclass(slots=True)

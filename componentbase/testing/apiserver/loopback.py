@@ -34,6 +34,8 @@ class LoopbackAPIServer:
     kubeconfig. ``kubeconfig_path`` defaults to a file in a private temporary folder removed on stop.
     ``resources`` are served besides the built-in ones; ``crd_dirs`` are folders (or files) of
     CustomResourceDefinition YAML created at start, as envtest's CRDDirectoryPaths.
+    ``garbage_collection=False`` leaves dependents whose owners are gone in place (and ignores
+    Foreground and Orphan propagation), as kube-apiserver's ``--enable-garbage-collector=false``.
     """
 
     def __init__(
@@ -51,6 +53,7 @@ class LoopbackAPIServer:
         seed: int | None = None,
         resources: Iterable[Resource] = (),
         crd_dirs: Iterable[str | os.PathLike[str]] = (),
+        garbage_collection: bool = True,
     ) -> None:
         self._port = port
         self._resources = list(resources)
@@ -68,6 +71,7 @@ class LoopbackAPIServer:
         self.enforce_authorization = enforce_authorization
         self.watch_history = watch_history
         self.bookmark_interval = bookmark_interval
+        self.garbage_collection = garbage_collection
         self.faults = Faults(seed=seed)
         self.store = Store(watch_history)
         self._httpd: LoopbackHTTPServer | None = None
@@ -84,7 +88,7 @@ class LoopbackAPIServer:
         registry.register(*self._resources)
         httpd = LoopbackHTTPServer(
             (self._host, self._port), self.store, self.faults, self.tokens, self.authorizer,
-            self.enforce_authorization, self.bookmark_interval, registry,
+            self.enforce_authorization, self.bookmark_interval, registry, self.garbage_collection,
         )
         try:
             _create_crds(httpd, crds)

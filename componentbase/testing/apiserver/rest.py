@@ -14,6 +14,15 @@ from ._apply import apply_request, is_apply, track_write
 from ._convert import to_storage, view
 from ._crd import CRD_KEY, Crds
 from ._defaults import apply_defaults
+from ._deletion import (
+    IMMORTAL_NAMESPACES,
+    check_new_finalizers,
+    delete,
+    delete_namespace,
+    done_deleting,
+    refuse_in_terminating,
+)
+from ._gc import Collector
 from ._immutable import prepare_update, update_errors
 from ._listing import list_reply, selectors_of
 from ._subresources import (
@@ -35,7 +44,6 @@ from .store import Entry, Store, encode
 __all__ = ["SYSTEM_NAMESPACES", "Reply", "Request", "Rest", "decode_json", "now_rfc3339", "selectors_of"]
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-_UNDELETABLE = frozenset({"default", "kube-system", "kube-public"})
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # metadata fields a client cannot change with an update or patch
 _IMMUTABLE_META = ("uid", "creationTimestamp", "name", "namespace", "deletionTimestamp",
@@ -47,9 +55,11 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _content(obj: dict[str, Any]) -> dict[str, Any]:
-    """What ``generation`` tracks: everything but metadata and status."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "kind", "apiVersion")}
+def _content(obj: dict[str, Any], res: Resource) -> dict[str, Any]:
+    """What ``generation`` tracks: everything but metadata, and status where a subresource owns it (a
+    custom resource without one counts its status, as kube's customresource strategy does)."""
+    skip = ("metadata", "kind", "apiVersion") + (("status",) if res.schema is None or res.has_status else ())
+    return {k: v for k, v in obj.items() if k not in skip}
 
 
 class Rest:
@@ -61,9 +71,12 @@ class Rest:
     kube-apiserver's dry-run storage (registry/generic/registry/dryrun.go) does.
     """
 
-    def __init__(self, store: Store, registry: Registry, issuer: str = "https://kubernetes.default.svc") -> None:
+    def __init__(self, store: Store, registry: Registry, issuer: str = "https://kubernetes.default.svc",
+                 garbage_collection: bool = True) -> None:
         self.store = store
         self.registry = registry
+        self.garbage_collection = garbage_collection
+        self.lifecycle = Collector(self)
         self.crds = Crds(registry)
         self.issuer = issuer
         self._random = random.Random()
@@ -85,6 +98,7 @@ class Rest:
         entry = self.store.put(res.bucket, namespace, obj["metadata"]["name"], obj, rv)
         if res.key == CRD_KEY:
             self.crds.sync(obj)
+        self.lifecycle.written(res, entry)
         return entry
 
     def _remove(self, res: Resource, namespace: str, cur: Entry, *, dry: bool) -> Entry:
@@ -100,7 +114,16 @@ class Rest:
         rv = self.store.next_rv()
         last = dict(cur.obj)
         last["metadata"] = dict(_meta(cur.obj), resourceVersion=str(rv))
-        return self.store.remove(res.bucket, namespace, last["metadata"]["name"], last, rv)
+        gone = self.store.remove(res.bucket, namespace, last["metadata"]["name"], last, rv)
+        self.lifecycle.removed(res, gone)
+        return gone
+
+    def settle(self) -> None:
+        """Run the lifecycle work the last writes caused (``_gc``); the HTTP layer calls it after
+        every request, before answering."""
+        if self.lifecycle.busy:  # a read causes none: skip the lock
+            with self.store.cond:
+                self.lifecycle.settle()
 
     def _shape(self, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         """A new top-level dict with kind/apiVersion first, as kube prints objects."""
@@ -141,16 +164,15 @@ class Rest:
         obj["metadata"] = meta
         obj = self._admit(res, obj, old)
         track_write(req, old, obj)
+        check_new_finalizers(res, old, obj)
         meta = obj["metadata"]
         if "generation" in old_meta:
-            changed = _content(old) != _content(obj)
+            changed = _content(old, res) != _content(obj, res)
             meta["generation"] = old_meta["generation"] + (1 if changed else 0)
         if obj == old:
             return cur
         obj = to_storage(res, obj)
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get(
-            "deletionGracePeriodSeconds"
-        ):
+        if done_deleting(res, obj):
             # the last finalizer is gone: the object goes, and kube answers with it as updated
             self._remove(res, req.namespace, cur, dry=dry)
             return Entry(obj, self.store.rv)
@@ -181,6 +203,7 @@ class Rest:
             meta["namespace"] = namespace
             if self.store.get(self._namespaces.bucket, "", namespace) is None:
                 raise ApiError.not_found(self._namespaces, namespace)
+            refuse_in_terminating(self, res, namespace, meta.get("name") or meta.get("generateName") or "")
         else:
             meta.pop("namespace", None)
         name = meta.get("name") or ""
@@ -278,38 +301,11 @@ class Rest:
             cur = self._current(req)
             _check_preconditions(req, cur)
             if req.res.key == "namespaces":
-                return Reply(200, self._delete_namespace(cur, dry=req.options.dry_run).raw)
+                return Reply(200, delete_namespace(self, req, cur).raw)
             return Reply(200, view(req.res, self._delete(req, req.namespace, cur)).raw)
 
     def _delete(self, req: Request, namespace: str, cur: Entry) -> Entry:
-        res, grace, dry = req.res, req.options.grace, req.options.dry_run
-        meta = _meta(cur.obj)
-        if res.key == "pods":
-            spec = cur.obj.get("spec") or {}
-            phase = (cur.obj.get("status") or {}).get("phase")
-            if grace is None:
-                grace = int(spec.get("terminationGracePeriodSeconds", 30))
-            if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-                grace = 0
-        grace = max(0, grace or 0) if res.key == "pods" else 0
-        if grace == 0 and not meta.get("finalizers"):
-            return self._remove(res, namespace, cur, dry=dry)
-        if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds", 0) <= grace:
-            return cur
-        obj = dict(cur.obj)
-        obj["metadata"] = dict(meta, deletionTimestamp=now_rfc3339(grace), deletionGracePeriodSeconds=grace)
-        return self._write(res, namespace, obj, dry=dry)
-
-    def _delete_namespace(self, cur: Entry, *, dry: bool) -> Entry:
-        name = cur.obj["metadata"]["name"]
-        if name in _UNDELETABLE:
-            message = f'namespaces "{name}" is forbidden: this namespace may not be deleted'
-            raise ApiError(403, "Forbidden", message)
-        if not dry:  # the namespace controller's work, which a dry run never starts
-            for res in self.registry.buckets(namespaced=True):
-                for entry in self.store.items(res.bucket, name):
-                    self._remove(res, name, entry, dry=False)
-        return self._remove(self._namespaces, "", cur, dry=dry)
+        return delete(self, req, namespace, cur)
 
     def delete_collection(self, req: Request, pred: Predicate | None) -> Reply:
         with self.store.cond:
@@ -317,8 +313,8 @@ class Rest:
                 if pred is None or pred(entry.obj):
                     ns = entry.obj["metadata"].get("namespace", "")
                     if req.res.key == "namespaces":
-                        if entry.obj["metadata"]["name"] not in _UNDELETABLE:
-                            self._delete_namespace(entry, dry=req.options.dry_run)
+                        if entry.obj["metadata"]["name"] not in IMMORTAL_NAMESPACES:
+                            delete_namespace(self, req, entry)
                     else:
                         self._delete(req, ns, entry)
         return Reply(200, encode(status_body(200, "", "")))
@@ -332,6 +328,7 @@ class Rest:
         if not node:
             raise ApiError.invalid(pods, name, "target.name", "Required value")
         with self.store.cond:
+            refuse_in_terminating(self, pods, req.namespace, name)
             cur = self.store.get(pods.bucket, req.namespace, name)
             if cur is None:
                 raise ApiError.not_found(pods, name)

@@ -58,11 +58,12 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         enforce_authorization: bool = False,
         bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
         registry: Registry | None = None,
+        garbage_collection: bool = True,
     ) -> None:
         super().__init__(address, _Handler)
         self.store = store
         self.registry = registry if registry is not None else Registry(builtin_resources())
-        self.rest = Rest(store, self.registry)
+        self.rest = Rest(store, self.registry, garbage_collection=garbage_collection)
         self.discovery = Discovery(self.registry, self.address)
         self.faults = faults
         self.tokens = tokens
@@ -237,7 +238,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._watch(req, decision)
                 return
             warnings, req.body = check_fields(route.verb, route.res, route.sub, query, body, content_type)
-            reply = self._dispatch(route, req)
+            try:
+                reply = self._dispatch(route, req)
+            finally:
+                self.server.rest.settle()  # the lifecycle work a write caused, before it is answered
             self._send(reply.code, reply.body, warnings)
         except ApiError as err:
             self._send_error(err)
