@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -39,9 +41,15 @@ def cli(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
         proc.stderr.close()
 
 
+def _ca_context(kubeconfig: Path) -> ssl.SSLContext:
+    """Verify the server with the CA its kubeconfig carries, as kubectl does."""
+    line = next(x for x in kubeconfig.read_text().splitlines() if "certificate-authority-data" in x)
+    return ssl.create_default_context(cadata=base64.b64decode(json.loads(line.split(":", 1)[1])).decode())
+
+
 def test_cli_serves_until_sigterm(cli: tuple[subprocess.Popen[str], str, Path]) -> None:
     proc, url, kubeconfig = cli
-    assert url.startswith("http://127.0.0.1:")
+    assert url.startswith("https://127.0.0.1:")  # a token is only sent over TLS
     with config.new_client_from_config(config_file=str(kubeconfig)) as api:
         assert api.configuration.host == url
         v1 = client.CoreV1Api(api)
@@ -55,7 +63,7 @@ def test_cli_faults_endpoint(cli: tuple[subprocess.Popen[str], str, Path]) -> No
     proc, url, kubeconfig = cli
     req = urllib.request.Request(url + "/_loopback/faults", data=json.dumps({"error_rate": 1.0}).encode(),
                                  method="PUT")
-    with urllib.request.urlopen(req, timeout=10) as resp:
+    with urllib.request.urlopen(req, timeout=10, context=_ca_context(kubeconfig)) as resp:
         assert json.loads(resp.read())["rules"][0]["error_rate"] == 1.0
     with config.new_client_from_config(config_file=str(kubeconfig)) as api:
         with pytest.raises(client.ApiException) as info:
