@@ -103,8 +103,9 @@ class RBACAuthorizer:
                 continue
             ref = binding.get("roleRef") or {}
             ref_kind, ref_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
-            where = f'{kind} "{binding["metadata"]["name"]}"' + (f' of {ref_kind} "{ref_name}"' if ref_name else "")
-            who = f'{subjects[0].get("kind")} "{subjects[0].get("name")}"'
+            qualified = binding["metadata"]["name"] + (f"/{ns}" if ns else "")
+            where = f'{kind} "{qualified}"' + (f' of {ref_kind} "{ref_name}"' if ref_name else "")
+            who = _describe_subject(subjects[0], ns)
             if ref_kind == "ClusterRole" and ref_name in cluster_roles:
                 yield f"{where} to {who}", "", cluster_role_rules(ref_name, cluster_roles)
             elif ref_kind == "Role" and ns and (role := self.store.get(self._buckets["roles"], ns, ref_name)):
@@ -141,6 +142,14 @@ class RBACAuthorizer:
                 else:
                     rules.extend(r for r in found if r not in rules)
         return rules, _unique(errors)
+
+
+def _describe_subject(subject: dict[str, Any], binding_namespace: str) -> str:
+    """As kube's rbac describes who a binding let in: ``ServiceAccount "name/namespace"``, ``User "name"``."""
+    name = str(subject.get("name"))
+    if subject.get("kind") == "ServiceAccount":
+        name += "/" + str(subject.get("namespace") or binding_namespace)
+    return f'{subject.get("kind")} "{name}"'
 
 
 def _aggregate(errors: Sequence[str]) -> str:
@@ -203,6 +212,13 @@ class UnionAuthorizer:
     def decide(self, user: User, a: Attributes) -> tuple[bool, str]:
         allowed, reason, _ = self._run(user, a)
         return allowed, reason
+
+    def rules_for(self, user: User, namespace: str) -> tuple[list[Any], list[str]]:
+        """The RBAC rules of ``user`` (what a SelfSubjectRulesReview lists); an error without RBAC."""
+        rbac = [z for z in self.authorizers if isinstance(z, RBACAuthorizer)]
+        if not rbac:
+            return [], ["the authorization policy file cannot list rules"]
+        return rbac[0].rules_for(user, namespace)
 
     def review(self, user: User, a: Attributes) -> tuple[bool, str]:
         allowed, reason, rbac = self._run(user, a)
