@@ -108,3 +108,18 @@ def test_cli_bad_token_file(tmp_path: Path) -> None:
     path.write_text("only-two,fields\n")
     out = subprocess.run([*CMD, "--token-auth-file", str(path)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "line 1" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_cli_client_ca_and_authorization_mode(tmp_path: Path) -> None:
+    cmd = CMD
+    missing = subprocess.run([*cmd, "--client-ca-file", str(tmp_path / "nope.crt")], capture_output=True,
+                             text=True, timeout=30)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().endswith("nope.crt: No such file or directory")
+    (tmp_path / "bad.crt").write_text("not a certificate\n")
+    bad = subprocess.run([*cmd, "--client-ca-file", str(tmp_path / "bad.crt")], capture_output=True, text=True,
+                         timeout=30)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "bad.crt: no PEM certificate" in bad.stderr
+    mode = subprocess.run([*cmd, "--authorization-mode", "Webhook"], capture_output=True, text=True, timeout=30)
+    assert mode.returncode == 2
+    assert mode.stderr.strip().endswith("--authorization-mode must be AlwaysAllow or RBAC, got 'Webhook'")
