@@ -30,7 +30,7 @@ def _new_key(kind: str) -> Any:
 
 
 def _key_pem(key: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives import serialization  # lazily: slow to import
 
     fmt = serialization.PrivateFormat.TraditionalOpenSSL
     return bytes(key.private_bytes(serialization.Encoding.PEM, fmt, serialization.NoEncryption()))
@@ -50,7 +50,7 @@ class CertificateAuthority:
     @classmethod
     def generate(cls, common_name: str, key_kind: str = "ec") -> CertificateAuthority:
         """A new self-signed CA valid for a year (and from an hour ago, for skewed clocks)."""
-        from cryptography import x509
+        from cryptography import x509  # lazily: ~70 ms to import, paid only to make a certificate
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.x509.oid import NameOID
 
@@ -76,7 +76,7 @@ class CertificateAuthority:
         set the extended key usages TLS checks; ``organizations`` become O attributes, which
         kube-apiserver reads as the client's groups.
         """
-        from cryptography import x509
+        from cryptography import x509  # lazily: ~70 ms to import, paid only to make a certificate
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
@@ -101,7 +101,7 @@ class CertificateAuthority:
 
 
 def _names(hosts: Sequence[str]) -> list[Any]:
-    from cryptography import x509
+    from cryptography import x509  # lazily: ~70 ms to import, paid only to make a certificate
 
     out: list[Any] = []
     for host in dict.fromkeys(hosts):
