@@ -250,3 +250,22 @@ def test_kubectl_auth_can_i(server: LoopbackAPIServer, limited: client.ApiClient
     assert (refused.returncode, refused.stdout.strip()) == (1, "no")
     admin = kubectl_at(server.kubeconfig_path, "auth", "can-i", "delete", "nodes")
     assert admin.stdout.strip() == "yes"
+
+
+def test_a_role_limited_by_name_may_list_and_watch_its_one_object(server: LoopbackAPIServer,
+                                                                   admin: client.ApiClient) -> None:
+    core = client.CoreV1Api(admin)
+    for name in ("one", "two"):
+        core.create_namespaced_config_map("default", {"metadata": {"name": name}})
+    _grant(admin, "reader", {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"],
+                             "resourceNames": ["one"]})
+    with client.ApiClient(_config(server.service_account_kubeconfig("default", "reader"))) as api:
+        v1 = client.CoreV1Api(api)
+        listed = v1.list_namespaced_config_map("default", field_selector="metadata.name=one")
+        assert [c.metadata.name for c in listed.items] == ["one"]
+        events = watch.Watch().stream(v1.list_namespaced_config_map, "default", field_selector="metadata.name=one",
+                                      timeout_seconds=5)
+        assert next(iter(events))["object"].metadata.name == "one"
+        refused = _forbidden(lambda: v1.list_namespaced_config_map("default", field_selector="metadata.name=two"))
+        assert refused["message"].startswith('configmaps "two" is forbidden: User ')
+        _forbidden(lambda: v1.list_namespaced_config_map("default"))

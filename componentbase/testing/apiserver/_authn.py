@@ -44,20 +44,33 @@ class Authenticator:
         return self.token(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
 
 
-def authorize(authorizer: Any, user: User, route: Route) -> None:
+def _name_of(route: Route, query: Mapping[str, str]) -> str:
+    """The request's object name; a list or watch selecting ``metadata.name=X`` names X, as kube's
+    RequestInfo does, so a role limited by resourceNames may watch its one object."""
+    if route.name or route.verb not in ("list", "watch"):
+        return route.name
+    for term in (query.get("fieldSelector") or "").split(","):
+        key, _, value = term.partition("==") if "==" in term else term.partition("=")
+        if key.strip() == "metadata.name" and value.strip():
+            return value.strip()
+    return ""
+
+
+def authorize(authorizer: Any, user: User, route: Route, query: Mapping[str, str] | None = None) -> None:
     """Raise kube's 403 (``pods "p" is forbidden: User "u" cannot get resource ...``) unless allowed."""
     res = route.res
+    name = _name_of(route, query or {})
     if res is None:
         attrs = Attributes(verb="get", path=route.path)
     else:
-        attrs = Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, route.name)
+        attrs = Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, name)
     allowed, reason = authorizer.decide(user, attrs)
     if allowed:
         return
     if res is None:
         raise ApiError(403, "Forbidden", f"forbidden: {reason}", {})
-    target = f'{res.key} "{route.name}"' if route.name else res.key
-    details: dict[str, Any] = {"name": route.name} if route.name else {}
+    target = f'{res.key} "{name}"' if name else res.key
+    details: dict[str, Any] = {"name": name} if name else {}
     if res.group:
         details["group"] = res.group
     details["kind"] = res.plural

@@ -239,7 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
             if decision is not None and not self._apply_faults(decision):
                 return
             if self.server.enforce_authorization:
-                authorize(self.server.authorizer, user, route)
+                authorize(self.server.authorizer, user, route, query)
             if route.res is None:
                 self._discovery(route.path)
                 return
