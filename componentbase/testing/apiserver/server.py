@@ -363,8 +363,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Has the client hung up? A closed socket reads as ready with zero bytes."""
         try:
             ready, _, _ = select.select([self.connection], [], [], 0)
-            # socket.socket's recv: an SSLSocket refuses flags, and a hang-up is seen below TLS anyway
-            return bool(ready) and socket.socket.recv(self.connection, 1, socket.MSG_PEEK) == b""
+            if ready and isinstance(self.connection, ssl.SSLSocket):
+                return True  # a TLS client sends nothing during a watch but its close_notify
+            return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             return True
 
