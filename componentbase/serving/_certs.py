@@ -13,36 +13,18 @@ import logging
 import os
 from collections.abc import Sequence
 
+from componentbase.util._certs import CertificateAuthority
 from componentbase.util._files import write_atomic
 
 __all__ = ["generate_self_signed", "maybe_default_self_signed"]
 
 log = logging.getLogger("componentbase.serving")
 
-_VALIDITY = dt.timedelta(days=365)
-
 
 def generate_self_signed(host: str, alternate_ips: Sequence[str] = (),
                          alternate_dns: Sequence[str] = ()) -> tuple[bytes, bytes]:
     """(certificate chain PEM, private key PEM) for ``host`` plus the alternate names."""
-    from cryptography import x509  # ~70 ms to import: loaded only to generate a certificate
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    now = dt.datetime.now(dt.UTC)
-    stamp = int(now.timestamp())
-    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}-ca@{stamp}")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + _VALIDITY)
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=True,
-                                       content_commitment=False, data_encipherment=False, key_agreement=False,
-                                       crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    stamp = int(dt.datetime.now(dt.UTC).timestamp())
     ips: list[str] = list(alternate_ips)
     dns: list[str] = list(alternate_dns)
     try:
@@ -50,20 +32,9 @@ def generate_self_signed(host: str, alternate_ips: Sequence[str] = (),
         ips.insert(0, host)
     except ValueError:
         dns.insert(0, host)
-    sans: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address(ip)) for ip in dict.fromkeys(ips)]
-    sans += [x509.DNSName(name) for name in dict.fromkeys(dns)]
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{stamp}")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + _VALIDITY)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    chain = cert.public_bytes(serialization.Encoding.PEM) + ca.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption())
-    return chain, key_pem
+    ca = CertificateAuthority.generate(f"{host}-ca@{stamp}", key_kind="rsa")
+    cert, key = ca.issue(f"{host}@{stamp}", hosts=[*ips, *dns], server=True)
+    return cert + ca.cert_pem, key
 
 
 def maybe_default_self_signed(cert_dir: str, pair_name: str, host: str = "localhost",

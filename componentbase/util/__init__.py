@@ -1,11 +1,15 @@
 """Small mechanisms every layer uses: Go durations, quantities, atomic file writes, token buckets, backoff,
-retries and waits on an injectable clock, TTL caches, pluggy markers, field errors and build information.
+retries and waits on an injectable clock, TTL caches, throw-away certificate authorities, pluggy markers,
+field errors and build information.
 Imports nothing else of componentbase.
 """
 
 from __future__ import annotations
 
 from componentbase.util import field, version
+from componentbase.util._certs import (
+    CertificateAuthority,
+)
 from componentbase.util._clock import (
     REAL_CLOCK,
     Clock,
@@ -51,6 +55,7 @@ from componentbase.util._wait import (
 __all__ = [
     "REAL_CLOCK",
     "Backoff",
+    "CertificateAuthority",
     "Clock",
     "Duration",
     "DurationError",

@@ -50,7 +50,8 @@ def server(token_file: Path, policy_file: Path) -> Iterator[LoopbackAPIServer]:
 def _get(server: LoopbackAPIServer, path: str, token: str | None) -> int:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with urllib.request.urlopen(urllib.request.Request(server.url + path, headers=headers), timeout=10) as r:
+        request = urllib.request.Request(server.url + path, headers=headers)
+        with urllib.request.urlopen(request, timeout=10, context=server.ssl_context()) as r:
             return int(r.status)
     except urllib.error.HTTPError as err:
         body = json.loads(err.read())

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -39,9 +41,15 @@ def cli(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
         proc.stderr.close()
 
 
+def _ca_context(kubeconfig: Path) -> ssl.SSLContext:
+    """Verify the server with the CA its kubeconfig carries, as kubectl does."""
+    line = next(x for x in kubeconfig.read_text().splitlines() if "certificate-authority-data" in x)
+    return ssl.create_default_context(cadata=base64.b64decode(json.loads(line.split(":", 1)[1])).decode())
+
+
 def test_cli_serves_until_sigterm(cli: tuple[subprocess.Popen[str], str, Path]) -> None:
     proc, url, kubeconfig = cli
-    assert url.startswith("http://127.0.0.1:")
+    assert url.startswith("https://127.0.0.1:")  # a token is only sent over TLS
     with config.new_client_from_config(config_file=str(kubeconfig)) as api:
         assert api.configuration.host == url
         v1 = client.CoreV1Api(api)
@@ -55,7 +63,7 @@ def test_cli_faults_endpoint(cli: tuple[subprocess.Popen[str], str, Path]) -> No
     proc, url, kubeconfig = cli
     req = urllib.request.Request(url + "/_loopback/faults", data=json.dumps({"error_rate": 1.0}).encode(),
                                  method="PUT")
-    with urllib.request.urlopen(req, timeout=10) as resp:
+    with urllib.request.urlopen(req, timeout=10, context=_ca_context(kubeconfig)) as resp:
         assert json.loads(resp.read())["rules"][0]["error_rate"] == 1.0
     with config.new_client_from_config(config_file=str(kubeconfig)) as api:
         with pytest.raises(client.ApiException) as info:
@@ -100,3 +108,18 @@ def test_cli_bad_token_file(tmp_path: Path) -> None:
     path.write_text("only-two,fields\n")
     out = subprocess.run([*CMD, "--token-auth-file", str(path)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "line 1" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_cli_client_ca_and_authorization_mode(tmp_path: Path) -> None:
+    cmd = CMD
+    missing = subprocess.run([*cmd, "--client-ca-file", str(tmp_path / "nope.crt")], capture_output=True,
+                             text=True, timeout=30)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().endswith("nope.crt: No such file or directory")
+    (tmp_path / "bad.crt").write_text("not a certificate\n")
+    bad = subprocess.run([*cmd, "--client-ca-file", str(tmp_path / "bad.crt")], capture_output=True, text=True,
+                         timeout=30)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "bad.crt: no PEM certificate" in bad.stderr
+    mode = subprocess.run([*cmd, "--authorization-mode", "Webhook"], capture_output=True, text=True, timeout=30)
+    assert mode.returncode == 2
+    assert mode.stderr.strip().endswith("--authorization-mode must be AlwaysAllow or RBAC, got 'Webhook'")

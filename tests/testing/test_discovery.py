@@ -45,7 +45,9 @@ def test_group_resource_lists(kube_client: client.ApiClient) -> None:
     assert leases.group_version == "coordination.k8s.io/v1"
     assert [(r.name, r.kind, r.namespaced) for r in leases.resources] == [("leases", "Lease", True)]
     reviews = client.AuthorizationV1Api(kube_client).get_api_resources().resources
-    assert [(r.name, r.verbs) for r in reviews] == [("subjectaccessreviews", ["create"])]
+    assert [(r.name, r.namespaced, r.verbs) for r in reviews] == [
+        ("localsubjectaccessreviews", True, ["create"]), ("selfsubjectaccessreviews", False, ["create"]),
+        ("selfsubjectrulesreviews", False, ["create"]), ("subjectaccessreviews", False, ["create"])]
 
 
 def test_dynamic_client_finds_resources(kube_client: client.ApiClient) -> None:

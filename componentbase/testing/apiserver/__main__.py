@@ -35,6 +35,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="JSON or YAML allow-list used by SubjectAccessReviews (see docs/testing.md)")
     p.add_argument("--enforce-authorization", action="store_true",
                    help="also apply the authorization policy to requests made to this server")
+    p.add_argument("--authorization-mode", default="AlwaysAllow", metavar="MODE",
+                   help="AlwaysAllow (default) or RBAC: authorize every request from the stored Roles, "
+                        "ClusterRoles and bindings, kube's default roles included; implies authentication")
+    p.add_argument("--client-ca-file", metavar="FILE",
+                   help="authenticate client certificates this CA signed (user from CN, groups from O)")
+    p.add_argument("--tls", action="store_true",
+                   help="serve HTTPS even without authentication (with it, HTTPS always); the kubeconfig "
+                        "carries the server's CA")
     p.add_argument("--watch-history", type=int, default=10000, metavar="N",
                    help="events kept for watches to resume from; older resourceVersions get 410 Gone")
     p.add_argument("--crd-dir", action="append", default=[], metavar="DIR",
@@ -65,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--watch-history must be at least 1, got {args.watch_history}")
     if args.bookmark_interval <= 0:
         parser.error(f"--bookmark-interval must be positive, got {args.bookmark_interval}")
+    if args.authorization_mode not in ("AlwaysAllow", "RBAC"):
+        parser.error(f"--authorization-mode must be AlwaysAllow or RBAC, got {args.authorization_mode!r}")
     try:
         server = LoopbackAPIServer(
             port=args.port,
@@ -76,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             bookmark_interval=args.bookmark_interval,
             crd_dirs=args.crd_dir,
             garbage_collection=args.enable_garbage_collector,
+            tls=True if args.tls else None,
+            client_ca_file=args.client_ca_file,
+            rbac=args.authorization_mode == "RBAC",
         )
         server.start()
     except (OSError, ValueError) as err:

@@ -42,8 +42,12 @@ StatefulSet statefulsets N sts all status,scale crud
 [events.k8s.io/v1]
 Event events N ev - - crud
 [authentication.k8s.io/v1]
+SelfSubjectReview selfsubjectreviews C - - - create
 TokenReview tokenreviews C - - - create
 [authorization.k8s.io/v1]
+LocalSubjectAccessReview localsubjectaccessreviews N - - - create
+SelfSubjectAccessReview selfsubjectaccessreviews C - - - create
+SelfSubjectRulesReview selfsubjectrulesreviews C - - - create
 SubjectAccessReview subjectaccessreviews C - - - create
 [autoscaling/v2]
 HorizontalPodAutoscaler horizontalpodautoscalers N hpa all status crud

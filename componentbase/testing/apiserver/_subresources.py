@@ -7,6 +7,7 @@ import base64
 import json
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ._wire import Request, now_rfc3339
@@ -123,11 +124,12 @@ def _b64(data: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).rstrip(b"=").decode()
 
 
-def token_request(sa: dict[str, Any], body: dict[str, Any], issuer: str) -> dict[str, Any]:
+def token_request(sa: dict[str, Any], body: dict[str, Any], issuer: str,
+                  sign: Callable[[str], str] | None = None) -> dict[str, Any]:
     """A TokenRequest answered as kube-apiserver answers it: a JWT for the service account that expires.
 
-    The token is shaped as kube's (claims and all) but signed by nobody: this server does not
-    authenticate with it.
+    The token is shaped as kube's (claims and all); ``sign`` signs it (HS256) when the server
+    authenticates with such tokens, and without it the token is signed by nobody.
     """
     spec = dict(body.get("spec") or {})
     expiry = spec.get("expirationSeconds")
@@ -140,7 +142,8 @@ def token_request(sa: dict[str, Any], body: dict[str, Any], issuer: str) -> dict
               "sub": f"system:serviceaccount:{meta.get('namespace')}:{meta.get('name')}",
               "kubernetes.io": {"namespace": meta.get("namespace"),
                                 "serviceaccount": {"name": meta.get("name"), "uid": meta.get("uid")}}}
-    token = ".".join((_b64({"alg": "none", "kid": "loopback"}), _b64(claims), secrets.token_urlsafe(32)))
+    unsigned = f"{_b64({'alg': 'HS256' if sign else 'none', 'kid': 'loopback'})}.{_b64(claims)}"
+    token = f"{unsigned}.{sign(unsigned) if sign else secrets.token_urlsafe(32)}"
     return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
             "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace"),
                          "creationTimestamp": now_rfc3339()},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import ssl
 import tempfile
 import threading
 from collections import Counter
@@ -12,8 +13,13 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
+from ._authn import Authenticator
+from ._bootstrap_roles import bootstrap_objects
 from ._builtin import builtin_resources
 from ._crd import read_crd_files
+from ._rbac import Decider, RBACAuthorizer, UnionAuthorizer
+from ._sa_tokens import ServiceAccountTokens
+from ._tls import ServerTLS
 from ._wire import Request
 from .auth import Authorizer, User, load_policy, read_token_file
 from .errors import ApiError
@@ -26,6 +32,8 @@ from .watch import DEFAULT_BOOKMARK_INTERVAL
 
 __all__ = ["LoopbackAPIServer"]
 
+_ISSUER = "https://kubernetes.default.svc"  # Rest's default, the audience its tokens name
+
 
 class LoopbackAPIServer:
     """A Kubernetes API server on 127.0.0.1 holding objects in memory.
@@ -36,6 +44,10 @@ class LoopbackAPIServer:
     CustomResourceDefinition YAML created at start, as envtest's CRDDirectoryPaths.
     ``garbage_collection=False`` leaves dependents whose owners are gone in place (and ignores
     Foreground and Orphan propagation), as kube-apiserver's ``--enable-garbage-collector=false``.
+
+    Authentication is on with tokens, ``client_ca_file`` or ``rbac``; then the server serves HTTPS with
+    a CA of its own (``tls=True`` asks for HTTPS without it), which the kubeconfig carries. ``rbac``
+    authorizes every request from the stored RBAC objects, kube's default roles included.
     """
 
     def __init__(
@@ -54,6 +66,9 @@ class LoopbackAPIServer:
         resources: Iterable[Resource] = (),
         crd_dirs: Iterable[str | os.PathLike[str]] = (),
         garbage_collection: bool = True,
+        tls: bool | None = None,
+        client_ca_file: str | os.PathLike[str] | None = None,
+        rbac: bool = False,
     ) -> None:
         self._port = port
         self._resources = list(resources)
@@ -68,13 +83,21 @@ class LoopbackAPIServer:
         self.tokens: dict[str, User] | None = all_tokens if (token_auth_file is not None or tokens) else None
         policy = load_policy(os.fspath(authorization_policy_file)) if authorization_policy_file else []
         self.authorizer = Authorizer.from_rules(policy)
-        self.enforce_authorization = enforce_authorization
+        self.rbac = rbac
+        self.enforce_authorization = enforce_authorization or rbac
+        self._client_ca_file = os.fspath(client_ca_file) if client_ca_file is not None else None
+        self.authentication = self.tokens is not None or client_ca_file is not None or rbac
+        if tls is False and self.authentication:
+            raise ValueError("tls=False needs authentication off: kubectl sends credentials only over TLS")
+        self.tls = bool(tls) or self.authentication
+        self._server_tls: ServerTLS | None = None
         self.watch_history = watch_history
         self.bookmark_interval = bookmark_interval
         self.garbage_collection = garbage_collection
         self.faults = Faults(seed=seed)
         self.store = Store(watch_history)
         self._httpd: LoopbackHTTPServer | None = None
+        self._scratch: str | None = None  # kubeconfigs of add_user and service_account_kubeconfig
         self._thread: threading.Thread | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -86,11 +109,20 @@ class LoopbackAPIServer:
         self.store = Store(self.watch_history)
         registry = Registry(builtin_resources())
         registry.register(*self._resources)
+        self._server_tls = ServerTLS(self._host, self._client_ca_file) if self.tls else None
+        authorizers: list[Decider] = [self.authorizer]
+        if self.rbac:
+            authorizers.append(RBACAuthorizer(self.store, registry))
         httpd = LoopbackHTTPServer(
-            (self._host, self._port), self.store, self.faults, self.tokens, self.authorizer,
+            (self._host, self._port), self.store, self.faults, self.tokens, UnionAuthorizer(authorizers),
             self.enforce_authorization, self.bookmark_interval, registry, self.garbage_collection,
+            self._server_tls.context if self._server_tls else None, self._authenticator(registry),
         )
+        sa_tokens = httpd.authenticator.service_accounts
+        if sa_tokens is not None:
+            httpd.rest.sign_token = sa_tokens.sign
         try:
+            _create(httpd, bootstrap_objects() if self.rbac else [], "rbac.authorization.k8s.io")
             _create_crds(httpd, crds)
         except ValueError:
             httpd.server_close()
@@ -100,7 +132,7 @@ class LoopbackAPIServer:
             self._tmpdir = tempfile.mkdtemp(prefix="loopback-apiserver-")
             self._kubeconfig = os.path.join(self._tmpdir, "kubeconfig")
         try:
-            write_kubeconfig(self._kubeconfig, self.url, self.token)
+            self._write_kubeconfig(self._kubeconfig, self.token, None if self.token else self._admin_cert())
         except OSError as err:
             self._httpd = None
             httpd.server_close()
@@ -121,6 +153,9 @@ class LoopbackAPIServer:
         httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
@@ -151,7 +186,7 @@ class LoopbackAPIServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self._host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self._host}:{self.port}"
 
     @property
     def kubeconfig_path(self) -> str:
@@ -163,6 +198,61 @@ class LoopbackAPIServer:
     def token(self) -> str | None:
         """The bearer token the kubeconfig carries: the first one configured, if any."""
         return next(iter(self.tokens), None) if self.tokens else None
+
+    # --- credentials ---------------------------------------------------------------------------
+
+    def _authenticator(self, registry: Registry) -> Authenticator:
+        if not self.authentication:
+            return Authenticator({}, enabled=False)
+        bucket = registry.must("", "v1", "serviceaccounts").bucket
+        return Authenticator(self.tokens or {}, ServiceAccountTokens(self.store, bucket, _ISSUER), enabled=True)
+
+    def _admin_cert(self) -> tuple[bytes, bytes] | None:
+        """The kubeconfig's credential when authentication is on without tokens: envtest's admin."""
+        if self._server_tls is None or not self.authentication:
+            return None
+        return self._server_tls.client_certificate("loopback-admin", ("system:masters",))
+
+    def _write_kubeconfig(self, path: str | os.PathLike[str] | None, token: str | None,
+                          client_cert: tuple[bytes, bytes] | None, name: str = "") -> str:
+        if path is None:
+            if self._scratch is None:
+                self._scratch = tempfile.mkdtemp(prefix="loopback-apiserver-users-")
+            path = os.path.join(self._scratch, f"kubeconfig-{name.replace(':', '-')}")
+        ca = self._server_tls.ca_pem if self._server_tls else None
+        write_kubeconfig(path, self.url, token, ca_data=ca, client_cert=client_cert)
+        return os.fspath(path)
+
+    @property
+    def ca_data(self) -> bytes | None:
+        """The PEM of the CA that signed the serving certificate (None over plain HTTP)."""
+        self._running()
+        return self._server_tls.ca_pem if self._server_tls else None
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client context that verifies this server, for raw HTTPS requests (``urllib``)."""
+        return ssl.create_default_context(cadata=(self.ca_data or b"").decode("ascii") or None)
+
+    def add_user(self, name: str, groups: Iterable[str] = (),
+                 kubeconfig_path: str | os.PathLike[str] | None = None) -> str:
+        """A kubeconfig (its path) whose client certificate, signed by this server's CA, authenticates
+        as ``name`` in ``groups`` (CN and O, as kube reads them), as envtest's ``AddUser``."""
+        tls = self._server_tls
+        if tls is None or not self.authentication:
+            raise RuntimeError("add_user needs authentication on (tokens, client_ca_file or rbac)")
+        return self._write_kubeconfig(kubeconfig_path, None, tls.client_certificate(name, tuple(groups)), name)
+
+    def service_account_kubeconfig(self, namespace: str, name: str,
+                                   kubeconfig_path: str | os.PathLike[str] | None = None,
+                                   expiration_seconds: int = 3600) -> str:
+        """A kubeconfig (its path) carrying a TokenRequest token of an existing ServiceAccount, so a
+        component runs with only that account's permissions. Raise ApiError 404 when it does not exist."""
+        httpd = self._running()
+        res = httpd.registry.must("", "v1", "serviceaccounts")
+        body = json.dumps({"spec": {"expirationSeconds": expiration_seconds}}).encode()
+        reply = httpd.rest.token(Request("create", res, namespace, name, "token", body=body))
+        token = json.loads(reply.body)["status"]["token"]
+        return self._write_kubeconfig(kubeconfig_path, token, None, f"system:serviceaccount:{namespace}:{name}")
 
     def request_counts(self) -> Counter[tuple[str, str]]:
         """Requests served so far, by ``(verb, resource)``: ``counts[("update", "leases")]``.
@@ -183,6 +273,14 @@ class LoopbackAPIServer:
 
         new_client: Any = config.new_client_from_config  # untyped upstream
         return new_client(config_file=self.kubeconfig_path)
+
+
+def _create(httpd: LoopbackHTTPServer, objects: list[tuple[str, dict[str, Any]]], group: str) -> None:
+    """Store kube's default objects as a client would create them (uid, resourceVersion and all)."""
+    for plural, obj in objects:
+        res = httpd.registry.must(group, "v1", plural)
+        namespace = obj["metadata"].get("namespace", "")
+        httpd.rest.create(Request("create", res, namespace, body=json.dumps(obj).encode()))
 
 
 def _create_crds(httpd: LoopbackHTTPServer, crds: list[tuple[str, dict[str, Any]]]) -> None:

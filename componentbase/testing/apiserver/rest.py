@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -79,6 +80,7 @@ class Rest:
         self.lifecycle = Collector(self)
         self.crds = Crds(registry)
         self.issuer = issuer
+        self.sign_token: Callable[[str], str] | None = None  # set when the server authenticates SA tokens
         self._random = random.Random()
         self._namespaces = registry.must("", "v1", "namespaces")
         self._pods = registry.must("", "v1", "pods")
@@ -374,7 +376,7 @@ class Rest:
         """serviceaccounts/token: a TokenRequest for an existing service account."""
         body = decode_object(req.body)
         sa = view(req.res, self._current(req)).obj
-        return Reply(201, encode(token_request(sa, body, self.issuer)))
+        return Reply(201, encode(token_request(sa, body, self.issuer, self.sign_token)))
 
 
 def _check_preconditions(req: Request, cur: Entry) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -15,18 +16,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ._authn import Authenticator, authorize
 from ._builtin import builtin_resources
 from ._fields import check_fields
 from ._http import HeaderError, read_headers
 from ._options import options_of
+from ._rbac import Decider
 from ._rv import watch_start
-from .auth import Attributes, Authorizer, User
+from .auth import Authorizer, User
 from .discovery import Discovery
 from .errors import ApiError
 from .faults import Decision, Faults, rules_from
 from .resources import Registry
 from .rest import Reply, Request, Rest, decode_json, selectors_of
-from .reviews import access_review, token_review
+from .reviews import REVIEWS, answer_review
 from .routing import Route, resolve
 from .store import Store, encode
 from .watch import DEFAULT_BOOKMARK_INTERVAL, WatchSpec, error_event, stream
@@ -34,7 +37,6 @@ from .watch import DEFAULT_BOOKMARK_INTERVAL, WatchSpec, error_event, stream
 __all__ = ["FAULTS_PATH", "LoopbackHTTPServer"]
 
 FAULTS_PATH = "/_loopback/faults"
-_ANONYMOUS = User("system:anonymous", "", ("system:unauthenticated",))
 _PHRASES = {s.value: s.phrase for s in HTTPStatus}
 _STREAM_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
@@ -54,20 +56,24 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         store: Store,
         faults: Faults,
         tokens: Mapping[str, User] | None = None,
-        authorizer: Authorizer | None = None,
+        authorizer: Decider | None = None,
         enforce_authorization: bool = False,
         bookmark_interval: float = DEFAULT_BOOKMARK_INTERVAL,
         registry: Registry | None = None,
         garbage_collection: bool = True,
+        tls: ssl.SSLContext | None = None,
+        authenticator: Authenticator | None = None,
     ) -> None:
         super().__init__(address, _Handler)
+        self.tls = tls
         self.store = store
         self.registry = registry if registry is not None else Registry(builtin_resources())
         self.rest = Rest(store, self.registry, garbage_collection=garbage_collection)
         self.discovery = Discovery(self.registry, self.address)
         self.faults = faults
         self.tokens = tokens
-        self.authorizer = authorizer or Authorizer()
+        self.authenticator = authenticator or Authenticator(tokens or {}, enabled=tokens is not None)
+        self.authorizer: Decider = authorizer or Authorizer()
         self.enforce_authorization = enforce_authorization
         self.bookmark_interval = bookmark_interval
         self._conns: set[socket.socket] = set()
@@ -87,6 +93,13 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     def _wake_watches(self) -> None:
         with self.store.cond:
             self.store.wake_watches()
+
+    def get_request(self) -> tuple[Any, Any]:
+        """Accept; with TLS the handshake is left to the connection's own thread (``_Handler.setup``)."""
+        conn, addr = super().get_request()
+        if self.tls is not None:
+            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, addr
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._conns_lock:
@@ -126,6 +139,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests and benchmarks make thousands of requests."""
+
+    def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()  # a failed handshake is an OSError: the server stays quiet
+        super().setup()
 
     def parse_request(self) -> bool:
         """``http.server``'s, but the headers are read by a plain loop: its email parser took a quarter of
@@ -226,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
             if decision is not None and not self._apply_faults(decision):
                 return
             if self.server.enforce_authorization:
-                self._authorize(user, route)
+                authorize(self.server.authorizer, user, route, query)
             if route.res is None:
                 self._discovery(route.path)
                 return
@@ -239,7 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             warnings, req.body = check_fields(route.verb, route.res, route.sub, query, body, content_type)
             try:
-                reply = self._dispatch(route, req)
+                reply = self._dispatch(route, req, user)
             finally:
                 self.server.rest.settle()  # the lifecycle work a write caused, before it is answered
             self._send(reply.code, reply.body, warnings)
@@ -259,16 +277,16 @@ class _Handler(BaseHTTPRequestHandler):
         fresh = bool(doc.etag) and doc.etag == self.headers.get("If-None-Match")
         self._send(304 if fresh else 200, b"" if fresh else doc.body, headers, doc.content_type)
 
-    def _dispatch(self, route: Route, req: Request) -> Reply:
+    def _dispatch(self, route: Route, req: Request, user: User) -> Reply:
         rest = self.server.rest
         res = req.res
         if route.verb == "create":
             if route.sub or res.key == "bindings":  # binding, eviction, token
                 return {"eviction": rest.evict, "token": rest.token}.get(route.sub, rest.bind)(req)
-            if res.key == "tokenreviews.authentication.k8s.io":
-                return token_review(res, req.body, self.server.tokens or {})
-            if res.key == "subjectaccessreviews.authorization.k8s.io":
-                return access_review(res, req.body, self.server.authorizer)
+            if res.key in REVIEWS:
+                server = self.server
+                return answer_review(res, req.body, req.namespace, user, server.authenticator.token,
+                                     server.authorizer, server.enforce_authorization)
             return rest.create(req)
         if route.verb == "get":
             return rest.get(req)
@@ -285,28 +303,10 @@ class _Handler(BaseHTTPRequestHandler):
     # --- auth and faults -----------------------------------------------------------------------
 
     def _authenticate(self) -> User:
-        tokens = self.server.tokens
-        if tokens is None:
-            return User("system:admin", "", ("system:masters", "system:authenticated"))
-        header = self.headers.get("Authorization") or ""
-        scheme, _, token = header.partition(" ")
-        user = tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        user = self.server.authenticator.request(self.headers.get("Authorization") or "", self.connection)
         if user is None:
             raise ApiError(401, "Unauthorized", "Unauthorized")
         return user
-
-    def _authorize(self, user: User, route: Route) -> None:
-        res = route.res
-        if res is None:
-            attrs = Attributes(verb="get", path=route.path)
-        else:
-            attrs = Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, route.name)
-        allowed, reason = self.server.authorizer.decide(user, attrs)
-        if not allowed:
-            what = res.key if res else ""
-            target = f'{what} "{route.name}"' if route.name else what
-            message = f"{target} is forbidden: {reason}" if res else f"forbidden: {reason}"
-            raise ApiError(403, "Forbidden", message, {"name": route.name, "kind": res.plural if res else ""})
 
     def _apply_faults(self, d: Decision) -> bool:
         """Sleep, stall, hang up or fail as decided; False when the request must not be served."""
@@ -374,6 +374,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Has the client hung up? A closed socket reads as ready with zero bytes."""
         try:
             ready, _, _ = select.select([self.connection], [], [], 0)
+            if ready and isinstance(self.connection, ssl.SSLSocket):
+                return True  # a TLS client sends nothing during a watch but its close_notify
             return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             return True

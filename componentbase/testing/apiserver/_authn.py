@@ -1,0 +1,77 @@
+"""Who is asking (a client certificate, a static token or a ServiceAccount token, as kube-apiserver's
+union authenticator tries them; with authentication off everybody is the admin), and may they."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._sa_tokens import ServiceAccountTokens
+from ._tls import peer_user
+from .auth import Attributes, User
+from .errors import ApiError
+from .routing import Route
+
+__all__ = ["ADMIN", "Authenticator", "authorize"]
+
+ADMIN = User("system:admin", "", ("system:masters", "system:authenticated"))
+
+
+@dataclass
+class Authenticator:
+    """``enabled`` False lets every request in as ``ADMIN``; otherwise a request needs a credential."""
+
+    tokens: Mapping[str, User]
+    service_accounts: ServiceAccountTokens | None = None
+    enabled: bool = False
+
+    def token(self, token: str) -> User | None:
+        """The user a bearer token names: a static one first, then a ServiceAccount token."""
+        user = self.tokens.get(token)
+        if user is None and self.service_accounts is not None:
+            user = self.service_accounts.authenticate(token)
+        return user
+
+    def request(self, authorization: str, conn: Any) -> User | None:
+        """The requester, or None for a 401: a verified client certificate wins, then the bearer token."""
+        if not self.enabled:
+            return ADMIN
+        user = peer_user(conn)
+        if user is not None:
+            return user
+        scheme, _, token = authorization.partition(" ")
+        return self.token(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _name_of(route: Route, query: Mapping[str, str]) -> str:
+    """The request's object name; a list or watch selecting ``metadata.name=X`` names X, as kube's
+    RequestInfo does, so a role limited by resourceNames may watch its one object."""
+    if route.name or route.verb not in ("list", "watch"):
+        return route.name
+    for term in (query.get("fieldSelector") or "").split(","):
+        key, _, value = term.partition("==") if "==" in term else term.partition("=")
+        if key.strip() == "metadata.name" and value.strip():
+            return value.strip()
+    return ""
+
+
+def authorize(authorizer: Any, user: User, route: Route, query: Mapping[str, str] | None = None) -> None:
+    """Raise kube's 403 (``pods "p" is forbidden: User "u" cannot get resource ...``) unless allowed."""
+    res = route.res
+    name = _name_of(route, query or {})
+    if res is None:
+        attrs = Attributes(verb="get", path=route.path)
+    else:
+        attrs = Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, name)
+    allowed, reason = authorizer.decide(user, attrs)
+    if allowed:
+        return
+    if res is None:
+        raise ApiError(403, "Forbidden", f"forbidden: {reason}", {})
+    target = f'{res.key} "{name}"' if name else res.key
+    details: dict[str, Any] = {"name": name} if name else {}
+    if res.group:
+        details["group"] = res.group
+    details["kind"] = res.plural
+    raise ApiError(403, "Forbidden", f"{target} is forbidden: {reason}", details)
