@@ -153,7 +153,8 @@ class NodeLifecycle:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.server.url + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
+            context = self.server.ssl_context() if self.server.url.startswith("https:") else None
+            with urllib.request.urlopen(req, timeout=10, context=context) as resp:
                 return json.loads(resp.read())
         except urllib.error.HTTPError as err:
             if err.code in (404, 409):
