@@ -74,6 +74,11 @@ def test_the_wheel_holds_the_library_and_the_examples_and_no_other_top_level_pac
     assert top == {"componentbase", "componentbase_examples"}
     assert "componentbase_examples/widgets/crd.yaml" in names
     assert "componentbase/py.typed" in names
+    (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    console = text.split("[console_scripts]\n", 1)[1].split("\n\n", 1)[0]
+    installed = {line.split("=")[0].strip() for line in console.splitlines() if line.strip()}
+    assert installed == set(SCRIPTS)  # the Dockerfile's test checks its entrypoints against these
 
 
 def test_every_console_script_answers_help_and_version_as_its_python_m_form(venv: Path, tmp_path: Path) -> None:
