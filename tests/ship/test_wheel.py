@@ -112,5 +112,5 @@ def test_the_demo_runs_through_its_console_script(venv: Path, tmp_path: Path) ->
 
 def test_the_readmes_first_command_installs_the_wheel_and_runs_the_demo_script() -> None:
     readme = (ROOT / "README.md").read_text()
-    first = readme.split("```sh\n", 1)[1].split("```", 1)[0].strip()
+    first = readme.split("```console\n", 1)[1].split("```", 1)[0].strip()
     assert first == "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/componentbase-demo"
