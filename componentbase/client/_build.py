@@ -43,7 +43,8 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
         elif master:
             configuration.host = master
         else:
-            log.warning("Neither --kubeconfig nor --master was specified. Using the inClusterConfig. "
+            # Not client-go's "Neither --kubeconfig nor --master": a component may have neither flag.
+            log.warning("Neither a kubeconfig nor a master URL was given. Using the inClusterConfig. "
                         "This might not work.")
             # Our own refresh hook (the same one-minute re-read), so describe_client knows the token's file.
             hook: Any = TokenFile(load_incluster_config(configuration, try_refresh_token=False))
