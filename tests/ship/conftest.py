@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 from rbac_policy import policy_for
-from tls_front import TLSFront
 
 from componentbase.serving import maybe_default_self_signed
 from componentbase.testing import LoopbackAPIServer, User
+from componentbase_examples.demo.tlsfront import TLSFront
 from tests.testing.conftest import kubectl  # noqa: F401  # the real kubectl, on the kube_apiserver below
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,8 +1,9 @@
-"""A TLS front for the loopback API server, which serves plain HTTP on main today.
+"""A TLS front for the loopback API server, which serves plain HTTP today.
 
-The official client's in-cluster configuration always speaks ``https://KUBERNETES_SERVICE_HOST:PORT`` and
-checks the server against the service account's ``ca.crt``. This relays each TLS connection, byte for byte,
-to the server, so a component can run in-cluster against it. Drop it once the loopback server serves TLS.
+kubectl sends no bearer token over plain HTTP, and the official client's in-cluster configuration always
+speaks ``https://KUBERNETES_SERVICE_HOST:PORT``. This relays each TLS connection, byte for byte, to the
+server: ``demo --keep`` hands kubectl a kubeconfig for it, and tests/ship runs the scheduler in-cluster
+through it. Drop it once the loopback server serves TLS itself.
 """
 
 from __future__ import annotations
