@@ -88,3 +88,23 @@ def test_the_in_cluster_warning_names_no_flag(caplog: pytest.LogCaptureFixture,
         componentbase.new_api_client(componentbase.ClientConnectionConfiguration())
     (warning,) = [r.getMessage() for r in caplog.records if "inClusterConfig" in r.getMessage()]
     assert "--" not in warning
+
+
+class EchoProviders:
+    """A provider plugin a program passes to the command (a package would use the entry point group)."""
+
+    @componentbase.hookimpl
+    def virtual_kubelet_providers(self) -> list[Any]:
+        from componentbase_examples.virtual_kubelet.provider_types import ProviderSpec
+
+        return [ProviderSpec(name="echo", factory=lambda context: object())]
+
+
+def test_the_virtual_kubelets_help_describes_it_and_lists_every_installed_provider() -> None:
+    from componentbase_examples.virtual_kubelet.__main__ import new_command
+
+    out = io.StringIO()
+    assert new_command(plugins=[EchoProviders()]).execute(["--help"], stdout=out, stderr=io.StringIO()) == 0
+    head = out.getvalue().split("Usage:", 1)[0]
+    assert "runs the pods scheduled to it through a provider" in head
+    assert "Providers installed (--provider): mock, process (built in); echo (plugin " in head
