@@ -59,7 +59,8 @@ def test_run_refuses_a_bad_lease_config_the_component_did_not_check(tmp_path: Pa
                       "leaderElection:\n  leaderElect: true\n  leaseDuration: 5s\n  renewDeadline: 10s\n"
                       "  resourceName: forgetful\n  resourceNamespace: default\n")
     worked: list[Any] = []
-    command = componentbase.Command("forgetful", ForgetfulOptions(), lambda c, s: worked.append(c))
+    command = componentbase.Command("forgetful", ForgetfulOptions(), lambda c, s: worked.append(c),
+                                    configz_registry=componentbase.serving.configz.Registry())  # not the process's
     code, err = execute(command, f"--config={config}")
     assert code == 1
     assert err.splitlines() == ['Error: leaderElection.renewDeadline: Invalid value: "10s": '
