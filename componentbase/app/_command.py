@@ -235,7 +235,7 @@ class Command:
         # collector's full passes, which otherwise walk it again and again on a busy component's hot path.
         gc.freeze()
         with _signals_set(stop):
-            return run_component(completed, self.run, stop)
+            return run_component(completed, self.run, stop, err=err)
 
     def main(self, argv: Sequence[str] | None = None) -> None:
         """Execute and exit with its code, like a Go ``main``, once every thread has ended.

@@ -8,11 +8,13 @@ replica takes over at once.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 from componentbase.app._config import CompletedConfig
+from componentbase.componentconfig import validate_leader_election_configuration
 from componentbase.leaderelection import (
     HealthzAdaptor,
     LeaderCallbacks,
@@ -20,6 +22,7 @@ from componentbase.leaderelection import (
     LeaderElector,
 )
 from componentbase.serving import start_serving
+from componentbase.util import field
 
 __all__ = ["WorkFunc", "run_component"]
 
@@ -34,8 +37,12 @@ _POLL = 0.2
 _WATCHDOG_TIMEOUT = 20.0
 
 
-def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event) -> int:
+def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threading.Event, *,
+                  err: TextIO | None = None) -> int:
     """Run ``work`` until ``stop``; the exit code is what it returns (``None`` is 0).
+
+    An invalid leader-election config is refused first, one ``Error:`` line per problem on ``err`` (stderr by
+    default) and exit 1, whether or not the component validated it.
 
     With ``secure_serving`` configured, serving starts first and stops last, so health answers while this
     replica is only a candidate, and during its work.
@@ -45,6 +52,14 @@ def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threadi
     config = completed.config
     le = config.leader_election
     leading = le is not None and le.leader_elect
+    if le is not None:
+        # Checked here, not only by components that remember to: a bad lease config is a one-line error per
+        # problem and exit 1, never a traceback from the elector.
+        errors = validate_leader_election_configuration(le, field.Path("leaderElection"))
+        for error in errors:
+            (err or sys.stderr).write(f"Error: {error}\n")
+        if errors:
+            return 1
     watchdog = None
     server = None
     if config.secure_serving is not None:

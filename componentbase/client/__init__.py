@@ -48,6 +48,10 @@ from componentbase.client._fence import (
     Fence,
     NotLeader,
 )
+from componentbase.client._incluster import (
+    SERVICE_ACCOUNT_DIR_ENV,
+    load_incluster_config,
+)
 from componentbase.client._metrics import (
     RequestObservation,
     api_client_of,
@@ -75,6 +79,7 @@ from componentbase.client._time import (
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_RETRY",
+    "SERVICE_ACCOUNT_DIR_ENV",
     "CallFailure",
     "ClientConfigError",
     "ClientDescription",
@@ -111,6 +116,7 @@ __all__ = [
     "is_transient",
     "is_unauthorized",
     "json_body",
+    "load_incluster_config",
     "new_api_client",
     "observe_request",
     "parse_micro_time",

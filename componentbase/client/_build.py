@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from componentbase.client._incluster import load_incluster_config
 from componentbase.client._spec import TokenFile
 from componentbase.componentconfig._types import ClientConnectionConfiguration
 
@@ -29,7 +30,6 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
     The ``kubernetes`` package is imported here, not at start-up: it is slow to import.
     """
     from kubernetes import client, config  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
-    from kubernetes.config import incluster_config as incluster
     from kubernetes.config.config_exception import ConfigException
 
     from componentbase.client import _throttled as throttledclient
@@ -43,11 +43,11 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
         elif master:
             configuration.host = master
         else:
-            log.warning("Neither --kubeconfig nor --master was specified. Using the inClusterConfig. "
+            # Not client-go's "Neither --kubeconfig nor --master": a component may have neither flag.
+            log.warning("Neither a kubeconfig nor a master URL was given. Using the inClusterConfig. "
                         "This might not work.")
             # Our own refresh hook (the same one-minute re-read), so describe_client knows the token's file.
-            config.load_incluster_config(client_configuration=configuration, try_refresh_token=False)
-            hook: Any = TokenFile(incluster.SERVICE_TOKEN_FILENAME)
+            hook: Any = TokenFile(load_incluster_config(configuration, try_refresh_token=False))
             configuration.refresh_api_key_hook = hook
     except ConfigException as err:
         raise ClientConfigError(f"invalid configuration: {err}") from None

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from componentbase.client import status_of
+from componentbase.client import load_incluster_config, status_of
 
 __all__ = ["ANONYMOUS", "DelegationError", "UserInfo", "delegation_client", "describe_error"]
 
@@ -61,7 +61,7 @@ def delegation_client(kubeconfig: str, flag: str, timeout: float) -> Any:
         if not os.environ.get("KUBERNETES_SERVICE_HOST") or not os.environ.get("KUBERNETES_SERVICE_PORT"):
             return None  # not in a cluster: upstream's ErrNotInCluster, silently optional
         try:
-            config.load_incluster_config(client_configuration=configuration)
+            load_incluster_config(configuration)
         except (ConfigException, OSError) as err:
             log.warning("failed to read in-cluster kubeconfig for delegated %s: %s", flag, err)
             return None

@@ -4,6 +4,7 @@ It starts a loopback API server (or uses ``--kubeconfig``), ``--nodes`` virtual 
 ``process`` provider and ``--schedulers`` scheduler replicas with leader election; creates ``--pods`` pods
 in two waves, SIGKILLs the leading scheduler between them to show failover; shows every pod's progress;
 fetches a few pods' logs from the kubelet API; prints a summary. Exit 0 when every pod succeeded.
+With ``--keep`` everything stays up afterwards, for kubectl, until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class DemoSettings:
     schedulers: int
     kubeconfig: str
     timeout: componentbase.Duration
+    keep: bool = False
 
 
 @attrs.define
@@ -56,6 +58,9 @@ class DemoOptions(componentbase.Options):
     timeout: componentbase.Duration = componentbase.flag(
         "timeout", "Give up after this long.", default=componentbase.Duration("3m"), section="Demo flags",
         type=componentbase.cli.DURATION)
+    keep: bool = componentbase.flag(
+        "keep", "After the scenario, leave the API server, virtual kubelets and schedulers running and print "
+        "the KUBECONFIG line for kubectl; Ctrl-C stops everything.", default=False, section="Demo flags")
     logs: componentbase.LogsOptions = attrs.field(factory=componentbase.LogsOptions)
 
     def validate(self) -> list[Exception]:
@@ -71,7 +76,7 @@ class DemoOptions(componentbase.Options):
 
     def apply_to(self, config: componentbase.Config) -> None:
         config.component_config = DemoSettings(pods=self.pods, nodes=self.nodes, schedulers=self.schedulers,
-                                               kubeconfig=self.kubeconfig, timeout=self.timeout)
+                                               kubeconfig=self.kubeconfig, timeout=self.timeout, keep=self.keep)
 
 
 def wait_until(condition: Callable[[], bool], timeout: float, stop: threading.Event,
@@ -86,10 +91,11 @@ def wait_until(condition: Callable[[], bool], timeout: float, stop: threading.Ev
 
 
 @contextlib.contextmanager
-def api_server(settings: DemoSettings) -> Iterator[tuple[str, str]]:
-    """(kubeconfig path, bearer token for the kubelet API): the given cluster, or an embedded one."""
+def api_server(settings: DemoSettings) -> Iterator[tuple[str, str, str]]:
+    """(kubeconfig path, bearer token for the kubelet API, URL of an embedded server): the given cluster, or
+    an embedded one."""
     if settings.kubeconfig:
-        yield settings.kubeconfig, ""  # the kubeconfig's own bearer token, if it has one
+        yield settings.kubeconfig, "", ""  # the kubeconfig's own bearer token, if it has one
         return
     from componentbase.testing import (
         LoopbackAPIServer,
@@ -99,7 +105,7 @@ def api_server(settings: DemoSettings) -> Iterator[tuple[str, str]]:
     admin = User("demo-admin", "demo-admin", ("system:masters",))
     with LoopbackAPIServer(tokens={TOKEN: admin}) as server:
         print(f"loopback API server at {server.url}")
-        yield server.kubeconfig_path, TOKEN
+        yield server.kubeconfig_path, TOKEN, server.url
 
 
 class Demo:
@@ -274,14 +280,29 @@ class Demo:
 
 def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
     settings: DemoSettings = completed.config.component_config
-    with api_server(settings) as (kubeconfig, token), tempfile.TemporaryDirectory(prefix="cb-demo-") as tmp:
+    with api_server(settings) as (kubeconfig, token, url), tempfile.TemporaryDirectory(prefix="cb-demo-") as tmp:
         demo = Demo(settings, stop, kubeconfig, token, Path(tmp))
         try:
             if not demo.start():
                 return 1
-            return demo.run()
+            code = demo.run()
+            if settings.keep and not stop.is_set():
+                keep_running(url, token, kubeconfig, Path(tmp), stop)
+            return code
         finally:
             demo.close()
+
+
+def keep_running(url: str, token: str, kubeconfig: str, workdir: Path, stop: threading.Event) -> None:
+    """Serve kubectl until ``stop`` (Ctrl-C): the embedded server behind TLS, or the given cluster as it is."""
+    with contextlib.ExitStack() as stack:
+        if url:  # kubectl sends no bearer token over plain HTTP
+            kubeconfig = stack.enter_context(cluster.kubectl_access(url, token, workdir))
+        print("\nEverything keeps running. In another terminal:\n"
+              f"  export KUBECONFIG={kubeconfig}\n"
+              "  kubectl get nodes,pods -o wide\n"
+              "Ctrl-C stops it all.", flush=True)
+        stop.wait()
 
 
 def new_command() -> componentbase.Command:

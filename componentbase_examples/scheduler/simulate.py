@@ -19,6 +19,7 @@ from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailabl
 from componentbase_examples.scheduler.framework import Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.queue import SchedulingQueue
+from componentbase_examples.scheduler.report import capacity_table, unschedulable_by_reason
 from componentbase_examples.scheduler.snapshot import Snapshot
 
 __all__ = ["dry_run", "simulate"]
@@ -69,12 +70,14 @@ def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: 
         else:
             queue.add(info)
     scheduled = failed = 0
+    reasons: dict[str, str] = {}  # unschedulable pod -> why
     while (queued := queue.pop(timeout=0)) is not None:
         info = queued.pod
         fw = frameworks.get(info.scheduler_name)
         name = f"{info.namespace}/{info.name}"
         if fw is None:
-            out.write(f'{name}: skipped: no profile has schedulerName "{info.scheduler_name}"\n')
+            reasons[name] = f'skipped: no profile has schedulerName "{info.scheduler_name}"'
+            out.write(f"{name}: {reasons[name]}\n")
             failed += 1
             continue
         outcome = _schedule_one(algorithm, snapshot, fw, info)
@@ -83,11 +86,14 @@ def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: 
             out.write(f"{name} {outcome}\n")
         else:
             failed += 1
+            reasons[name] = outcome
             out.write(f"{name}: {outcome}\n")
         queue.done(info.key)
     total = scheduled + failed
     already = f", {bound} already bound" if bound else ""
     out.write(f"Scheduled {scheduled} of {total} pods on {len(snapshot)} nodes; {failed} unschedulable{already}.\n")
+    for line in ["", *capacity_table(snapshot.nodes), *([""] if reasons else []), *unschedulable_by_reason(reasons)]:
+        out.write(line + "\n")
     return 0
 
 

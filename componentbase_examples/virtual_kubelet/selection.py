@@ -10,7 +10,7 @@ import componentbase
 from componentbase import field
 from componentbase_examples.virtual_kubelet.provider import installed_providers
 
-__all__ = ["ProviderSelection"]
+__all__ = ["ProviderSelection", "describe_providers"]
 
 
 class ProviderSelection:
@@ -45,3 +45,21 @@ class ProviderSelection:
         problems: list[Exception] = [ValueError(f"{where}: {e}") for e in errs]
         options.provider_settings = config
         return problems
+
+
+def describe_providers(plugins: pluggy.PluginManager) -> str:
+    """``Providers installed (--provider): mock, process (built in); echo (myprovider 1.0)``: what --help lists.
+
+    Each plugin is asked on its own, so a provider is named with where it came from: built in, the
+    distribution whose entry point loaded it, or a plugin the program passed.
+    """
+    dists = {id(plugin): f"{dist.project_name} {dist.version}" for plugin, dist in plugins.list_plugin_distinfo()}
+    sources: dict[str, list[str]] = {}
+    for impl in plugins.hook.virtual_kubelet_providers.get_hookimpls():
+        builtin = type(impl.plugin).__module__.startswith("componentbase_examples.virtual_kubelet.")
+        source = "built in" if builtin else dists.get(id(impl.plugin), f"plugin {impl.plugin_name}")
+        specs: Any = impl.function()
+        for spec in specs or ():
+            sources.setdefault(source, []).append(spec.name)
+    listed = "; ".join(f"{', '.join(sorted(names))} ({source})" for source, names in sources.items())
+    return f"Providers installed (--provider): {listed or 'none'}"

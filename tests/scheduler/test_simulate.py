@@ -73,6 +73,7 @@ def test_mixed_workload_lands_only_on_feasible_nodes_and_never_overcommits(tmp_p
     result = dry_run(f"--dry-run={manifests}")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    lines = lines[:next(i for i, line in enumerate(lines) if line.startswith("Scheduled ")) + 1]  # the table after
     placed = placements(result.stdout)
     by_name = {n["metadata"]["name"]: n for n in nodes}
     assert lines[0] == "default/pinned: already bound to hdd-1"

@@ -18,7 +18,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "virtual-kubelet.md"
 
 def test_the_documented_provider_runs_pods(apiserver: LoopbackAPIServer, kube: Kube,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    code = re.search(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    code = re.search(r"```py\n(.*?)```", DOC.read_text(), re.S)  # a module to install: fenced py, not run alone
     assert code is not None
     module = types.ModuleType("myprovider")
     exec(compile(code.group(1), str(DOC), "exec"), module.__dict__)

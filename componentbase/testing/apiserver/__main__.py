@@ -1,8 +1,10 @@
-"""``python -m componentbase.testing.apiserver``: run the loopback server until SIGINT or SIGTERM."""
+"""``python -m componentbase.testing.apiserver`` (``componentbase-apiserver``): run the loopback server until SIGINT
+or SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -10,10 +12,14 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import NoReturn
 
+from componentbase.util import version
+
 from .loopback import LoopbackAPIServer
 from .watch import DEFAULT_BOOKMARK_INTERVAL
 
-PROG = "python -m componentbase.testing.apiserver"
+#: As invoked: the console script's name, or the ``python -m`` form.
+PROG = ("componentbase-apiserver" if os.path.basename(sys.argv[0]) == "componentbase-apiserver"
+        else "python -m componentbase.testing.apiserver")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,6 +31,8 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="A Kubernetes API server on 127.0.0.1 that keeps objects in memory. "
                 "Faults can be switched at run time through /_loopback/faults (see docs/testing.md).")
+    p.add_argument("--version", action="version", version=f"componentbase-apiserver {version.get()}",
+                   help="print version information and quit")
     p.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (default)")
     p.add_argument("--kubeconfig", metavar="PATH", help="write a kubeconfig for this server here "
                    "(default: a temporary file, named on stderr)")

@@ -1,0 +1,36 @@
+"""The console scripts the wheel installs (``[project.scripts]``): each runs its component as ``python -m`` does.
+
+They live here, not in the components' ``__main__`` modules, so those stay the small programs the docs show;
+each function imports its component only when called, so one script never pays for another's imports.
+"""
+
+from __future__ import annotations
+
+
+def scheduler() -> None:
+    """``componentbase-scheduler``: ``python -m componentbase_examples.scheduler``."""
+    from componentbase_examples.scheduler.__main__ import new_command
+
+    new_command().main()
+
+
+def virtual_kubelet() -> None:
+    """``componentbase-virtual-kubelet``: ``python -m componentbase_examples.virtual_kubelet``."""
+    from componentbase_examples.virtual_kubelet.__main__ import new_command
+
+    new_command().main()
+
+
+def hello() -> None:
+    """``componentbase-hello``: ``python -m componentbase_examples.hello``."""
+    from componentbase import controller_command
+    from componentbase_examples.hello.__main__ import setup
+
+    controller_command("hello", setup).main()
+
+
+def demo() -> None:
+    """``componentbase-demo``: ``python -m componentbase_examples.demo``."""
+    from componentbase_examples.demo.__main__ import new_command
+
+    new_command().main()

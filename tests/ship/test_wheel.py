@@ -1,0 +1,116 @@
+"""The wheel a user installs: built from the checkout, installed in a fresh venv, its console scripts run.
+
+The venv gets the wheel alone (``--no-deps``); its dependencies come from this test environment through a
+``.pth`` line naming our site-packages, which adds the folder to ``sys.path`` but does not run the ``.pth``
+files in it, so the editable install of the checkout stays out and every import of ``componentbase`` and
+``componentbase_examples`` must come from the wheel. Build and install take about 5 s here; no network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+#: Building and installing the wheel, then five scripts three times each: slow on a loaded machine.
+pytestmark = [pytest.mark.process, pytest.mark.xdist_group("wheel"), pytest.mark.timeout(240)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: script -> the ``python -m`` module it stands for (the loopback server's prog name differs on purpose).
+SCRIPTS = {
+    "componentbase-scheduler": "componentbase_examples.scheduler",
+    "componentbase-virtual-kubelet": "componentbase_examples.virtual_kubelet",
+    "componentbase-hello": "componentbase_examples.hello",
+    "componentbase-demo": "componentbase_examples.demo",
+    "componentbase-apiserver": "componentbase.testing.apiserver",
+}
+
+
+def _run(cmd: list[str], cwd: Path, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**environ, "COLUMNS": "200", **env})
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of a copy of the checkout (so the build's build/ and egg-info never land in the tree)."""
+    src = tmp_path_factory.mktemp("src")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    for package in ("componentbase", "componentbase_examples"):
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
+    dist = tmp_path_factory.mktemp("dist")
+    done = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                 str(dist), str(src)], cwd=src, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (found,) = dist.glob("componentbase-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel; its ``bin`` folder."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=60)
+    python = root / "bin" / "python"
+    done = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                 "--no-index", str(wheel)], cwd=root, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root)
+    Path(purelib.stdout.strip(), "test-environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return root / "bin"
+
+
+def test_the_wheel_holds_the_library_and_the_examples_and_no_other_top_level_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top == {"componentbase", "componentbase_examples"}
+    assert "componentbase_examples/widgets/crd.yaml" in names
+    assert "componentbase/py.typed" in names
+    (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    console = text.split("[console_scripts]\n", 1)[1].split("\n\n", 1)[0]
+    installed = {line.split("=")[0].strip() for line in console.splitlines() if line.strip()}
+    assert installed == set(SCRIPTS)  # the Dockerfile's test checks its entrypoints against these
+
+
+def test_every_console_script_answers_help_and_version_as_its_python_m_form(venv: Path, tmp_path: Path) -> None:
+    where = _run([str(venv / "python"), "-c", "import componentbase, componentbase_examples as e; "
+                  "print(componentbase.__file__); print(e.__file__)"], cwd=tmp_path)
+    assert all(line.startswith(str(venv.parent)) for line in where.stdout.split()), where.stdout + where.stderr
+    for script, module in SCRIPTS.items():
+        assert (venv / script).is_file(), f"{script} is not installed"
+        version = _run([str(venv / script), "--version"], cwd=tmp_path)
+        assert version.returncode == 0, f"{script} --version: {version.stderr}"
+        assert version.stdout.strip().endswith(" v0.1.0"), version.stdout
+        helped = _run([str(venv / script), "--help"], cwd=tmp_path)
+        assert helped.returncode == 0, f"{script} --help: {helped.stderr}"
+        from_checkout = _run([sys.executable, "-m", module, "--help"], cwd=ROOT)
+        if script == "componentbase-apiserver":  # argparse names the program as it was invoked
+            assert helped.stdout.startswith("usage: componentbase-apiserver [-h] [--version]")
+            assert helped.stdout.split("\n\n", 1)[1] == from_checkout.stdout.split("\n\n", 1)[1]
+        else:
+            assert helped.stdout == from_checkout.stdout, script
+        refused = _run([str(venv / script), "--no-such-flag"], cwd=tmp_path)
+        assert refused.returncode == 2 and "no-such-flag" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_the_demo_runs_through_its_console_script(venv: Path, tmp_path: Path) -> None:
+    done = _run([str(venv / "componentbase-demo"), "--pods=2", "--nodes=1", "--schedulers=1", "--timeout=2m"],
+                cwd=tmp_path, timeout=170)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2/2 pods succeeded, 0 failed" in done.stdout
+
+
+def test_the_readmes_first_command_installs_the_wheel_and_runs_the_demo_script() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("```console\n", 1)[1].split("```", 1)[0].strip()
+    assert first == "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/componentbase-demo"
