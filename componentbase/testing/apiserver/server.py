@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import select
 import socket
 import ssl
@@ -18,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ._authn import Authenticator, authorize
 from ._builtin import builtin_resources
+from ._control import FAULTS_PATH, control, is_control
 from ._fields import check_fields
 from ._http import HeaderError, read_headers
 from ._options import options_of
@@ -26,9 +26,9 @@ from ._rv import watch_start
 from .auth import Authorizer, User
 from .discovery import Discovery
 from .errors import ApiError
-from .faults import Decision, Faults, rules_from
+from .faults import Decision, Faults
 from .resources import Registry
-from .rest import Reply, Request, Rest, decode_json, selectors_of
+from .rest import Reply, Request, Rest, selectors_of
 from .reviews import REVIEWS, answer_review
 from .routing import Route, resolve
 from .store import Store, encode
@@ -36,7 +36,6 @@ from .watch import DEFAULT_BOOKMARK_INTERVAL, WatchSpec, error_event, stream
 
 __all__ = ["FAULTS_PATH", "LoopbackHTTPServer"]
 
-FAULTS_PATH = "/_loopback/faults"
 _PHRASES = {s.value: s.phrase for s in HTTPStatus}
 _STREAM_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
@@ -233,8 +232,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._send_error(ApiError.bad_request("malformed request body"))
             return
-        if path == FAULTS_PATH or path.startswith(FAULTS_PATH + "/"):
-            self._control(method, path, body)
+        if is_control(path):
+            try:
+                self._send(200, control(self.server.faults, method, path, body))
+            except ApiError as err:
+                self._send_error(err)
             return
         try:
             user = self._authenticate()
@@ -379,31 +381,3 @@ class _Handler(BaseHTTPRequestHandler):
             return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
             return True
-
-    # --- the faults control endpoint ----------------------------------------------------------
-
-    def _control(self, method: str, path: str, body: bytes) -> None:
-        faults = self.server.faults
-        try:
-            if path == FAULTS_PATH + "/close-watches" and method == "POST":
-                faults.close_watches()
-            elif path != FAULTS_PATH:
-                raise ApiError.path_not_found()
-            elif method in ("PUT", "POST"):
-                try:
-                    rules = rules_from(decode_json(body) if body.strip() else [])
-                except ValueError as err:
-                    raise ApiError.bad_request(str(err)) from None
-                if method == "PUT":
-                    faults.replace(rules)
-                else:
-                    for rule in rules:
-                        faults.add(**rule.to_dict())
-            elif method == "DELETE":
-                faults.clear()
-            elif method != "GET":
-                raise ApiError.method_not_allowed()
-            doc = {"rules": [r.to_dict() for r in faults.rules()], "counts": dict(faults.counts)}
-            self._send(200, json.dumps(doc).encode())
-        except ApiError as err:
-            self._send_error(err)
