@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ._builtin import builtin_resources
 from ._http import HeaderError, read_headers
+from ._media import request_body
 from ._options import options_of
 from .auth import Attributes, Authorizer, User
 from .discovery import Discovery
@@ -226,6 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._discovery(route.path)
                 return
             content_type = self.headers.get("Content-Type") or "application/json"
+            body, content_type = request_body(route.verb, route.res, route.sub, body, content_type)
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
                           content_type, options_of(route.verb, pairs, body, content_type))
             if route.verb == "watch":
