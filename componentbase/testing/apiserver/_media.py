@@ -2,7 +2,8 @@
 turned into the JSON the verb handlers take; anything else is refused as kube-apiserver refuses it.
 
 A body that does not decode is a 400 worded as apiserver's handlers word it (transformDecodeError), and a
-media type the resource does not read is a 415 listing the ones it does; never a 500.
+media type the resource does not read is a 415 listing the ones it does; never a 500. The shapes of answers
+(Table, PartialObjectMetadata) are negotiated in ``_tables``; the HTTP layer takes both from here.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import json
 from typing import Any
 
 from ._protobuf import ProtobufError, decode_envelope, decode_message, has_message, message_name
+from ._tables import render, watch_rows
 from .errors import ApiError
 from .resources import SUBRESOURCES, Resource
 
-__all__ = ["JSON", "PROTOBUF", "YAML", "request_body"]
+__all__ = ["JSON", "PROTOBUF", "YAML", "render", "request_body", "watch_rows"]
 
 JSON = "application/json"
 YAML = "application/yaml"

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ._builtin import builtin_resources
 from ._http import HeaderError, read_headers
-from ._media import request_body
+from ._media import render, request_body, watch_rows
 from ._options import options_of
 from .auth import Attributes, Authorizer, User
 from .discovery import Discovery
@@ -233,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
-            reply = self._dispatch(route, req)
+            reply = render(self.headers.get("Accept") or "", req, self._dispatch(route, req), self.server.store)
             self._send(reply.code, reply.body)
         except ApiError as err:
             self._send_error(err)
@@ -351,11 +351,12 @@ class _Handler(BaseHTTPRequestHandler):
                          req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
         faults = self.server.faults
         epoch = faults.watch_epoch
+        shape = watch_rows(self.headers.get("Accept") or "", req, self.server.store)
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Transfer-Encoding: chunked\r\nCache-Control: no-cache, private\r\n\r\n")
         try:
-            for chunk in stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,
-                                self.server.bookmark_interval):
+            for chunk in shape(stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,
+                                      self.server.bookmark_interval)):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
