@@ -21,7 +21,8 @@ from typing import Any
 
 from componentbase.util import format_duration_ns
 
-__all__ = ["MAGIC", "ProtobufError", "decode_envelope", "decode_message", "has_message", "message_name"]
+__all__ = ["MAGIC", "ProtobufError", "decode_envelope", "decode_message", "has_message", "message_name",
+           "message_names"]
 
 MAGIC = b"k8s\x00"
 _INT64 = 1 << 63
@@ -66,6 +67,11 @@ def message_name(api_version: str, kind: str) -> str:
 
 def has_message(name: str) -> bool:
     return name in _table()
+
+
+def message_names() -> list[str]:
+    """Every message the tables describe (``core.v1.Container``); the OpenAPI names follow their packages."""
+    return list(_table())
 
 
 # --- the wire ----------------------------------------------------------------------------------
