@@ -75,6 +75,10 @@ CREATES: list[tuple[list[str], Read, Callable[[Any], bool]]] = [
     (["create", "pdb", "pdb1", "--selector=app=x", "--min-available=50%"],
      lambda a: client.PolicyV1Api(a).read_namespaced_pod_disruption_budget("pdb1", "default"),
      lambda o: o.spec.min_available == "50%" and o.spec.selector.match_labels == {"app": "x"}),
+    (["create", "ingress", "ing1", "--rule=foo.com/bar=svc1:8080"],
+     lambda a: client.NetworkingV1Api(a).read_namespaced_ingress("ing1", "default"),
+     lambda o: o.spec.rules[0].host == "foo.com" and o.spec.rules[0].http.paths[0].backend.service.port.number
+     == 8080),
     (["run", "p1", "--image=nginx", "--labels=app=x", "--env=A=1"],
      lambda a: _core(a).read_namespaced_pod("p1", "default"),
      lambda o: o.metadata.labels == {"app": "x"} and o.spec.containers[0].env[0].value == "1"),
@@ -139,3 +143,14 @@ def test_dry_run_create_prints_the_decoded_object(kubectl: Kubectl, kube_apiserv
                    "jsonpath={.data.k}")
     assert done.stdout == "v"
     eventually(lambda: v1.list_namespaced_config_map("default").items == [], timeout=5)
+
+
+def test_create_token_and_autoscale(kubectl: Kubectl, kube_client: client.ApiClient) -> None:
+    kubectl("create", "serviceaccount", "sa1")
+    token = kubectl("create", "token", "sa1", "--duration=1h").stdout.strip()  # a protobuf TokenRequest
+    assert token.count(".") == 2
+    kubectl("create", "deployment", "d1", "--image=nginx")
+    kubectl("autoscale", "deployment", "d1", "--max=5", "--min=2", "--cpu=80%")
+    hpa = client.AutoscalingV2Api(kube_client).read_namespaced_horizontal_pod_autoscaler("d1", "default")
+    assert (hpa.spec.min_replicas, hpa.spec.max_replicas) == (2, 5)
+    assert hpa.spec.metrics[0].resource.target.average_utilization == 80

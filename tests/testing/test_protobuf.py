@@ -97,3 +97,12 @@ def test_bad_envelopes(body: bytes, message: str) -> None:
 def test_bad_messages(body: bytes, message: str) -> None:
     with pytest.raises(ProtobufError, match=f"^{message}$"):
         decode_message("core.v1.ConfigMap", body)
+
+
+def test_inline_structs_print_in_the_parent() -> None:
+    # IngressRule embeds IngressRuleValue (json:",inline"); Volume embeds VolumeSource
+    rule = lfield(1, "foo.com") + lfield(2, lfield(1, lfield(1, lfield(1, "/bar"))))
+    want = {"host": "foo.com", "http": {"paths": [{"path": "/bar"}]}}
+    assert decode_message("networking.v1.IngressRule", rule) == want
+    volume = lfield(1, "v") + lfield(2, lfield(2, b""))  # volumeSource.emptyDir = {}
+    assert decode_message("core.v1.Volume", volume) == {"name": "v", "emptyDir": {}}

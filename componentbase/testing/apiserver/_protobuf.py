@@ -39,6 +39,7 @@ class _Field:
     repeated: bool = False
     map: bool = False
     keep_zero: bool = False
+    inline: bool = False  # a Go struct embedded with json:",inline": its fields print in the parent
 
 
 @functools.cache
@@ -54,8 +55,8 @@ def _table() -> dict[str, dict[int, _Field]]:
         for spec in specs:
             field, _, rest = spec.partition("=")
             number, _, typ = rest.partition(":")
-            fields[int(number)] = _Field(field, typ.lstrip("*%").rstrip("!"), typ.startswith("*"),
-                                         typ.startswith("%"), typ.endswith("!"))
+            fields[int(number)] = _Field(field, typ.lstrip("^*%").rstrip("!"), typ.startswith("*"),
+                                         typ.startswith("%"), typ.endswith("!"), typ.startswith("^"))
     return table
 
 
@@ -208,6 +209,8 @@ def decode_message(name: str, buf: bytes) -> Any:
                 items.extend(_scalars(field, wire, value))
             else:
                 items.append(_value(field, wire, value))
+        elif field.inline:
+            out.update(_value(field, wire, value))
         else:
             out[field.name] = _value(field, wire, value)
     for field in fields.values():
