@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ._openapi import OpenAPI
 from .errors import ApiError
 from .resources import SUBRESOURCES, Registry, Resource
 
@@ -111,6 +112,7 @@ class Discovery:
         self._lock = threading.Lock()
         self._generation = -1
         self._cache: dict[tuple[str, str], Document] = {}
+        self.openapi = OpenAPI(registry)
 
     def document(self, path: str, accept: str = "") -> Document | None:
         """The document for ``path`` (None for the health paths); 404 for groups nothing serves."""
@@ -118,6 +120,8 @@ class Discovery:
             return None
         if path == "/version":
             return Document(_encode(VERSION))
+        if path.startswith("/openapi/"):
+            return Document(*self.openapi.document(path, accept))
         aggregated = aggregated_version(accept) if path in ("/api", "/apis") else ""
         state = self.registry.state
         with self._lock:

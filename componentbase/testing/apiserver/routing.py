@@ -47,7 +47,7 @@ def _allowed(res: Resource, verb: str, sub: str) -> bool:
 def resolve(registry: Registry, method: str, path: str, watch_param: bool) -> Route:
     """Raise 404 for paths nothing serves and 405 for verbs a resource does not take."""
     parts = [p for p in path.split("/") if p]
-    if path.rstrip("/") in DISCOVERY_PATHS or path == "/":
+    if path.rstrip("/") in DISCOVERY_PATHS or path == "/" or path.startswith("/openapi/"):
         return _discovery(method, path.rstrip("/") or "/")
     if len(parts) < 2 or parts[0] not in ("api", "apis"):
         raise ApiError.path_not_found()

@@ -20,6 +20,7 @@ from ._builtin import builtin_resources
 from ._control import FAULTS_PATH, control, is_control
 from ._fields import check_fields
 from ._http import HeaderError, read_headers
+from ._media import render, request_body, watch_rows
 from ._options import options_of
 from ._rbac import Decider
 from ._rv import watch_start
@@ -251,6 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._discovery(route.path)
                 return
             content_type = self.headers.get("Content-Type") or "application/json"
+            body, content_type = request_body(route.verb, route.res, route.sub, body, content_type)
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
                           content_type, options_of(route.verb, pairs, body, content_type),
                           self.headers.get("User-Agent") or "")
@@ -259,7 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             warnings, req.body = check_fields(route.verb, route.res, route.sub, query, body, content_type)
             try:
-                reply = self._dispatch(route, req, user)
+                reply = render(self.headers.get("Accept") or "", req, self._dispatch(route, req, user),
+                               self.server.store)
             finally:
                 self.server.rest.settle()  # the lifecycle work a write caused, before it is answered
             self._send(reply.code, reply.body, warnings)
@@ -363,10 +366,11 @@ class _Handler(BaseHTTPRequestHandler):
                          req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
         faults = self.server.faults
         epoch = faults.watch_epoch
+        shape = watch_rows(self.headers.get("Accept") or "", req, self.server.store)
         self.wfile.write(_STREAM_HEAD)
         try:
-            for chunk in stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,
-                                self.server.bookmark_interval):
+            for chunk in shape(stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,
+                                      self.server.bookmark_interval)):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
