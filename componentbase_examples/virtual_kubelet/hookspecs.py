@@ -97,6 +97,11 @@ class ProviderHooks:
                          io: ExecIO) -> int | None:
         """Run ``command`` in the container, wired to ``io``; return its exit code."""
 
+    @hookspec(firstresult=True)
+    def get_stats_summary(self) -> dict[str, Any] | None:
+        """The kubelet's ``stats/v1alpha1`` Summary (node and pods, CPU and memory) for ``/stats/summary``
+        and ``/metrics/resource``; raise ``StatsUnavailable`` when it cannot be measured now."""
+
     # --- life cycle -----------------------------------------------------------------------------
 
     @hookspec(firstresult=True)

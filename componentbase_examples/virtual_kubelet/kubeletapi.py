@@ -1,11 +1,12 @@
 """The kubelet API a virtual kubelet serves on ``--listen-port`` (upstream ``node/api``), behind delegated auth.
 
 ``/containerLogs/{namespace}/{pod}/{container}``, ``/pods`` (the API's view of this node's pods),
-``/runningpods/`` (the provider's), ``/exec/{namespace}/{pod}/{container}`` (WebSocket), and the health
-paths. Every kubelet path needs an authenticated caller the API server authorizes, asked as the kubelet
-asks: the verb of the HTTP method on ``nodes/proxy`` of this node (``nodes/log``, ``nodes/stats`` or
-``nodes/metrics`` under ``/logs``, ``/stats`` and ``/metrics``), so RBAC written for real kubelets
-(``system:kubelet-api-admin``) works unchanged. The always-allowed paths (``/healthz``...) need nothing.
+``/runningpods/`` (the provider's), ``/exec/{namespace}/{pod}/{container}`` (WebSocket), ``/stats/summary``
+and ``/metrics/resource`` (``statsapi``), and the health paths. Every kubelet path needs an authenticated
+caller the API server authorizes, asked as the kubelet asks: the verb of the HTTP method on
+``nodes/proxy`` of this node (``nodes/log``, ``nodes/stats`` or ``nodes/metrics`` under ``/logs``,
+``/stats`` and ``/metrics``), so RBAC written for real kubelets (``system:kubelet-api-admin``) works
+unchanged. The always-allowed paths (``/healthz``...) need nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import componentbase
 from componentbase.client import parse_time
-from componentbase_examples.virtual_kubelet import execws
+from componentbase_examples.virtual_kubelet import execws, statsapi
 from componentbase_examples.virtual_kubelet.provider import Provider
 from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound
 
@@ -147,6 +148,10 @@ def _route(path: str) -> tuple[Callable[[KubeletAPI, Any], Any], Sequence[str]] 
         return (lambda api, req: _pod_list(api.pods())), _READ
     if path in ("/runningpods", "/runningpods/"):
         return (lambda api, req: _pod_list(api.provider.get_pods())), _READ
+    if path in ("/stats/summary", "/stats/summary/"):
+        return (lambda api, req: statsapi.stats_summary(api.provider)), _READ
+    if path == "/metrics/resource":
+        return (lambda api, req: statsapi.resource_metrics(api.provider)), _READ
     parts = rest.split("/")
     if len(parts) != 3 or not all(parts):
         return None

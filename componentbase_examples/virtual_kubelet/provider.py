@@ -87,6 +87,10 @@ class Provider:
         code = self.hook.run_in_container(namespace=namespace, pod=pod, container=container, command=command, io=io)
         return int(code or 0)
 
+    def get_stats_summary(self) -> dict[str, Any]:
+        summary: dict[str, Any] | None = self.hook.get_stats_summary()
+        return summary or {}
+
     def shutdown(self) -> None:
         self.hook.shutdown()
 

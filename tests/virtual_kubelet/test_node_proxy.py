@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -128,3 +129,49 @@ def test_refusals_carry_kube_status_bodies(cluster: Cluster) -> None:
     # A kubelet's refusal goes through kube's response checker: its 404 becomes the generic NotFound.
     previous = cluster.kubectl("logs", "two", "--previous", check=False)
     assert "the server could not find the requested resource ( pods/log two)" in previous.stderr
+
+
+def _summary(cluster: Cluster) -> dict[str, Any]:
+    return json.loads(cluster.kubectl("get", "--raw", "/api/v1/nodes/vk/proxy/stats/summary").stdout)
+
+
+def _pod_stats(summary: dict[str, Any], name: str) -> dict[str, Any] | None:
+    return next((p for p in summary["pods"] if p["podRef"]["name"] == name and p["containers"]), None)
+
+
+def test_stats_summary_and_resource_metrics_move_when_a_process_allocates(cluster: Cluster) -> None:
+    flag = cluster.tmp / "allocate"
+    cluster.run_pod("hog", py(f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.05)\n"
+                              "block = b'x' * (96 << 20)\nwhile True: sum(block[::4096]); time.sleep(0.01)"))
+    before = eventually(lambda: _pod_stats(_summary(cluster), "hog"), what="stats of the pod")
+    (container,) = before["containers"]
+    assert container["name"] == "c" and before["podRef"]["namespace"] == "default"
+    assert container["memory"]["workingSetBytes"] > 0 and container["cpu"]["usageCoreNanoSeconds"] > 0
+    node = _summary(cluster)["node"]
+    assert node["nodeName"] == "vk" and node["memory"]["workingSetBytes"] > 0
+    assert node["cpu"]["usageCoreNanoSeconds"] > 0 and "usageNanoCores" in node["cpu"]  # second reading
+    flag.write_text("")
+    grown = 64 << 20
+
+    def moved() -> dict[str, Any] | None:
+        now = _pod_stats(_summary(cluster), "hog")
+        ws = now["memory"]["workingSetBytes"] if now else 0
+        return now if ws - before["memory"]["workingSetBytes"] > grown else None
+
+    after = eventually(moved, 20, what="the working set to grow by the allocation")
+    assert after["cpu"]["usageCoreNanoSeconds"] > before["cpu"]["usageCoreNanoSeconds"]
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = cluster.kubectl("get", "--raw", "/api/v1/nodes/vk/proxy/metrics/resource").stdout
+    families = {f.name: f for f in text_string_to_metric_families(text)}  # counters lose "_total" here
+    assert "# HELP node_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the node" in text
+    labels = {"container": "c", "namespace": "default", "pod": "hog"}
+    [mem] = [s for s in families["container_memory_working_set_bytes"].samples if s.labels == labels]
+    assert mem.value > grown and mem.timestamp is not None
+    [pod_mem] = [s for s in families["pod_memory_working_set_bytes"].samples if s.labels["pod"] == "hog"]
+    assert pod_mem.value >= mem.value
+    [node_cpu] = families["node_cpu_usage_seconds"].samples
+    assert node_cpu.name == "node_cpu_usage_seconds_total" and node_cpu.value > 0
+    assert families["container_cpu_usage_seconds"].type == "counter"
+    assert [s.value for s in families["resource_scrape_error"].samples] == [0]

@@ -249,6 +249,17 @@ class ProcessProvider:
             raise ValueError(f'container "{container}" in pod "{pod}" is not running')
         return execute.run(command, proc.env, proc.working_dir, io)
 
+    @componentbase.hookimpl
+    def get_stats_summary(self) -> dict[str, Any]:
+        """The node (this machine) and every pod's process trees, measured now (``stats.Sampler``)."""
+        from componentbase_examples.virtual_kubelet.providers.process.stats import Sampler
+
+        with self._lock:
+            sampler = self.__dict__.setdefault("_sampler", Sampler())
+            records = list(self._pods.values())
+        summary: dict[str, Any] = sampler.summary(self.context.node_name, records)
+        return summary
+
     # --- node -----------------------------------------------------------------------------------
 
     @componentbase.hookimpl
