@@ -19,6 +19,7 @@ import queue
 import selectors
 import ssl
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,17 +34,18 @@ _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
 
-def accept_headers(headers: Mapping[str, str] | Any) -> tuple[dict[str, str] | None, str]:
-    """The 101 response headers for a valid upgrade request, or (None, why not)."""
+def accept_headers(headers: Mapping[str, str] | Any,
+                   protocols: tuple[str, ...] = PROTOCOLS) -> tuple[dict[str, str] | None, str]:
+    """The 101 response headers for a valid upgrade request offering one of ``protocols``, or (None, why not)."""
     if (headers.get("Upgrade") or "").lower() != "websocket":
         return None, "exec needs a WebSocket upgrade (Upgrade: websocket)"
     key = headers.get("Sec-WebSocket-Key") or ""
     if not key or (headers.get("Sec-WebSocket-Version") or "") != "13":
         return None, "WebSocket handshake needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13"
     offered = [p.strip() for p in (headers.get("Sec-WebSocket-Protocol") or "").split(",") if p.strip()]
-    chosen = next((p for p in PROTOCOLS if p in offered), "")
+    chosen = next((p for p in protocols if p in offered), "")
     if not chosen:
-        return None, f"none of the offered subprotocols is supported (want one of {', '.join(PROTOCOLS)})"
+        return None, f"none of the offered subprotocols is supported (want one of {', '.join(protocols)})"
     accept = base64.b64encode(hashlib.sha1((key + _GUID).encode()).digest()).decode()
     return {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": accept,
             "Sec-WebSocket-Protocol": chosen}, ""
@@ -133,16 +135,28 @@ class _Session:
         elif channel == CLOSE and data[:1] == bytes([STDIN]) and self.protocol.startswith("v5"):
             self._close_stdin()
 
-    def loop(self) -> None:
+    def loop(self, idle_timeout: float = 0.0) -> None:
+        """Until the command finished and its status went out; ``idle_timeout`` seconds (0: never) without
+        a frame either way closes the stream, as the kubelet's ``--stream-idle-timeout``."""
         from wsproto.events import BytesMessage, CloseConnection
 
         sel = selectors.DefaultSelector()
+        last = time.monotonic()
         sel.register(self.sock, selectors.EVENT_READ, "sock")
         sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         try:
             done = False
             while not done:
-                for key, _ in sel.select(timeout=1.0):
+                events = sel.select(timeout=min(1.0, idle_timeout) if idle_timeout > 0 else 1.0)
+                if events:
+                    last = time.monotonic()
+                elif idle_timeout > 0 and time.monotonic() - last > idle_timeout and not self.closed.is_set():
+                    log.info("closing an idle %s stream after %gs", self.protocol, idle_timeout)
+                    self._write(self.ws.send(CloseConnection(code=1000, reason="stream idle timeout")))
+                    self.closed.set()
+                    self._close_stdin()
+                    sel.unregister(self.sock)
+                for key, _ in events:
                     if key.data == "wake":
                         os.read(self.wake_r, 4096)
                         while True:
@@ -187,7 +201,7 @@ class _Session:
 
 
 def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool, stderr: bool, tty: bool,
-               command: list[str], run: Callable[[ExecIO], int]) -> None:
+               command: list[str], run: Callable[[ExecIO], int], idle_timeout: float = 0.0) -> None:
     """Run ``run`` wired to the WebSocket on ``sock``; send its status on channel 3, then close."""
     session = _Session(sock, protocol, stdin)
     sock.settimeout(10.0)
@@ -212,5 +226,5 @@ def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool,
 
     worker = threading.Thread(target=work, name="exec", daemon=True)
     worker.start()
-    session.loop()
+    session.loop(idle_timeout)
     worker.join(timeout=5.0)

@@ -11,7 +11,7 @@ import attrs
 if TYPE_CHECKING:
     from componentbase_examples.virtual_kubelet.resources import ResourceManager
 
-__all__ = ["ExecIO", "LogOptions", "PodNotFound", "ProviderContext", "ProviderSpec"]
+__all__ = ["ExecIO", "LogOptions", "PodNotFound", "PortStream", "ProviderContext", "ProviderSpec"]
 
 
 class PodNotFound(LookupError):
@@ -73,4 +73,17 @@ class ExecIO:
     stdout: Callable[[bytes], None] | None = None
     stderr: Callable[[bytes], None] | None = None
     tty: bool = False
+    closed: Callable[[], bool] = lambda: False
+
+
+@attrs.define(kw_only=True)
+class PortStream:
+    """One forwarded connection of a port-forward session, as a provider sees it.
+
+    ``read()`` blocks for the client's next bytes and answers ``b""`` once the client closed its side;
+    ``write(data)`` sends bytes to the client; ``closed()`` tells whether the session is gone.
+    """
+
+    read: Callable[[], bytes]
+    write: Callable[[bytes], None]
     closed: Callable[[], bool] = lambda: False

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,8 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster
         port, metrics_port = free_ports(2)
         command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
                            f"--kubeconfig={server.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
-                           f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s"])
+                           f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s",
+                           "--stream-idle-timeout=3s"])
         api = server.api_client()
         try:
             kube = Kube(api)
@@ -175,3 +177,64 @@ def test_stats_summary_and_resource_metrics_move_when_a_process_allocates(cluste
     assert node_cpu.name == "node_cpu_usage_seconds_total" and node_cpu.value > 0
     assert families["container_cpu_usage_seconds"].type == "counter"
     assert [s.value for s in families["resource_scrape_error"].samples] == [0]
+
+
+def test_kubectl_attach_feeds_the_process_stdin_and_streams_its_output(cluster: Cluster) -> None:
+    echo = py("import sys\nfor line in sys.stdin: print('got', line.strip(), flush=True)\n"
+              "print('bye', file=sys.stderr, flush=True)")
+    cluster.kube.create_pod("echo", [{"name": "c", "image": "ignored", "command": echo, "stdin": True,
+                                      "stdinOnce": True}], restartPolicy="Never")
+    eventually(lambda: cluster.kube.phase("echo") == "Running", 20, what="pod echo to run")
+    done = cluster.kubectl("attach", "-i", "echo", stdin="a\nb\n")
+    assert done.stdout == "got a\ngot b\n" and "bye\n" in done.stderr
+    eventually(lambda: cluster.kube.phase("echo") == "Succeeded", what="the process to end with its input")
+    # A container without stdin: true has no pipe to write into; output-only attach still works.
+    cluster.run_pod("quiet", py("import time\nwhile True: print('beat', flush=True); time.sleep(0.2)"))
+    refused = cluster.kubectl("attach", "-i", "quiet", stdin="x\n", check=False)
+    assert refused.returncode != 0 and "stdin is not enabled for this container" in refused.stderr
+
+
+def test_an_idle_stream_is_closed_after_the_stream_idle_timeout(cluster: Cluster) -> None:
+    import websocket
+
+    cluster.run_pod("sleeper", ["sleep", "60"])
+    url = cluster.server.url.replace("http://", "ws://")
+    ws = websocket.create_connection(
+        f"{url}/api/v1/namespaces/default/pods/sleeper/exec?command=sleep&command=30&stdout=true",
+        subprotocols=["v5.channel.k8s.io"], timeout=20)
+    started = time.monotonic()
+    while True:
+        opcode, _ = ws.recv_data(control_frame=True)
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            break
+    elapsed = time.monotonic() - started
+    ws.close()
+    assert 2.5 < elapsed < 15, elapsed  # --stream-idle-timeout=3s, not the command's 30 s
+
+
+def test_kubectl_port_forward_reaches_a_process_listening_in_the_pod(cluster: Cluster) -> None:
+    import urllib.request
+
+    (port, local) = free_ports(2)
+    server = py(f"import http.server\nclass H(http.server.BaseHTTPRequestHandler):\n"
+                f"    def do_GET(self):\n        body = ('hello from ' + self.path).encode()\n"
+                f"        self.send_response(200); self.send_header('Content-Length', str(len(body)))\n"
+                f"        self.end_headers(); self.wfile.write(body)\n"
+                f"http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()")
+    cluster.run_pod("web", server)
+    with subprocess.Popen(_kubectl_argv(cluster, "port-forward", "pod/web", f"{local}:{port}"),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(cluster)) as pf:
+        try:
+            assert pf.stdout is not None
+            assert pf.stdout.readline().startswith(f"Forwarding from 127.0.0.1:{local} -> {port}")
+
+            def get(path: str) -> bytes:
+                with urllib.request.urlopen(f"http://127.0.0.1:{local}{path}", timeout=10) as resp:
+                    return bytes(resp.read())
+
+            assert eventually(lambda: get("/first"), what="a request through the forwarded port") == \
+                b"hello from /first"
+            assert get("/second") == b"hello from /second"  # a second connection, a second stream pair
+        finally:
+            pf.terminate()
+            pf.wait(10)

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 from componentbase.client import format_time
 from componentbase.util import Backoff
@@ -55,6 +55,9 @@ def exit_restarts(policy: str, exit_code: int) -> bool:
 class ContainerProcess:
     """A container's process and its state, in the shape of a ``containerStatus``."""
 
+    #: The container's ``stdin: true``: its process reads a pipe that ``kubectl attach`` writes into.
+    keep_stdin = False
+
     def __init__(self, *, name: str, argv: list[str], env: dict[str, str], working_dir: str, log_dir: str,
                  restart_policy: str, backoff: float, max_backoff: float,
                  on_change: Callable[[], None]) -> None:
@@ -87,6 +90,12 @@ class ContainerProcess:
     def pid(self) -> int | None:
         proc = self._proc
         return proc.pid if proc is not None and proc.returncode is None else None
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        """The running process's stdin pipe (``keep_stdin``), or None."""
+        proc = self._proc
+        return proc.stdin if proc is not None and proc.returncode is None else None
 
     @property
     def running(self) -> bool:
@@ -188,7 +197,8 @@ class ContainerProcess:
         if program is None:
             raise FileNotFoundError(2, "executable file not found in $PATH")
         return subprocess.Popen(
-            [program, *self.argv[1:]], env=self.env, cwd=self.working_dir or None, stdin=subprocess.DEVNULL,
+            [program, *self.argv[1:]], env=self.env, cwd=self.working_dir or None,
+            stdin=subprocess.PIPE if self.keep_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )

@@ -25,6 +25,7 @@ from componentbase_examples.virtual_kubelet.provider_types import (
     ExecIO,
     LogOptions,
     PodNotFound,
+    PortStream,
     ProviderContext,
     ProviderSpec,
 )
@@ -139,6 +140,7 @@ class ProcessProvider:
                         log_dir=os.path.join(log_dir, cname), restart_policy=str(spec.get("restartPolicy") or "Always"),
                         backoff=float(self.config.restart_backoff), max_backoff=float(self.config.max_restart_backoff),
                         on_change=functools.partial(self._changed, key))
+                    rec.containers[cname].keep_stdin = bool(c.get("stdin"))
         if rec.failure is not None:
             log.info("pod %s cannot run: %s", key, rec.failure[1])
         for proc in rec.containers.values():
@@ -248,6 +250,26 @@ class ProcessProvider:
         if not proc.running:
             raise ValueError(f'container "{container}" in pod "{pod}" is not running')
         return execute.run(command, proc.env, proc.working_dir, io)
+
+    @componentbase.hookimpl
+    def attach_to_container(self, namespace: str, pod: str, container: str, io: ExecIO) -> int:
+        """The container's own process: its stdin pipe and its output as it is logged (``attach``)."""
+        from componentbase_examples.virtual_kubelet.providers.process.attach import attach
+
+        rec, proc = self._container(namespace, pod, container)
+        containers = (rec.pod.get("spec") or {}).get("containers") or ()
+        spec: dict[str, Any] = next((c for c in containers if c.get("name") == container), {})
+        return attach(proc, io, stdin_once=bool(spec.get("stdinOnce")))
+
+    @componentbase.hookimpl
+    def port_forward(self, namespace: str, pod: str, port: int, stream: PortStream) -> None:
+        """A TCP connection to ``port`` at the pod's address (this machine's): ``forward``."""
+        from componentbase_examples.virtual_kubelet.providers.process.forward import forward
+
+        with self._lock:
+            if _key(namespace, pod) not in self._pods:
+                raise PodNotFound(f'pod "{namespace}/{pod}" is not known to the provider')
+        forward("127.0.0.1", port, stream)
 
     @componentbase.hookimpl
     def get_stats_summary(self) -> dict[str, Any]:
