@@ -1,8 +1,9 @@
 """``exec`` over WebSocket with Kubernetes' channel subprotocols (``v4.channel.k8s.io``, ``v5.channel.k8s.io``).
 
 Each binary message starts with its channel: 0 stdin, 1 stdout, 2 stderr, 3 the final status (a
-``Status`` JSON, as the kubelet writes it), 4 resize (ignored: there is no terminal). v5 adds 255: the
-client closes a channel (``[255, 0]`` ends stdin). Framing is ``wsproto``'s; the handshake answer is the
+``Status`` JSON, as the kubelet writes it), 4 resize (``{"Width": w, "Height": h}``, passed to
+``ExecIO.resize`` when the command runs on a terminal). v5 adds 255: the client closes a channel
+(``[255, 0]`` ends stdin). Framing is ``wsproto``'s; the handshake answer is the
 RFC 6455 one. One thread owns the socket (TLS connections must not be read and written from two threads),
 the command runs in another and hands its output over through a queue.
 """
@@ -79,11 +80,24 @@ class _Session:
         self.wake_r, self.wake_w = os.pipe()
         self.closed = threading.Event()
         self.stdin_r: io.BufferedReader | None = None
+        self.io: ExecIO | None = None  # the streams handed to the command, once it runs
+        self.size: tuple[int, int] | None = None
+        self._size_lock = threading.Lock()  # also guards _stdin_w, closed from two threads
         self._stdin_w: int | None = None
         if want_stdin:
             r, w = os.pipe()
             self.stdin_r = io.BufferedReader(io.FileIO(r, "rb"))
             self._stdin_w = w
+
+    def resized(self, size: tuple[int, int] | None) -> None:
+        """Record the client's terminal size (from channel 4, or None when the command starts) and pass the
+        latest to the command's terminal if it has one; messages may come before the command runs."""
+        with self._size_lock:
+            if size is not None:
+                self.size = size
+            resize, latest = (self.io.resize if self.io is not None else None), self.size
+        if resize is not None and latest is not None:
+            resize(*latest)
 
     def send(self, channel: int, data: bytes) -> None:
         """From any thread: queue a message for the socket thread."""
@@ -101,9 +115,11 @@ class _Session:
             pass
 
     def _close_stdin(self) -> None:
-        if self._stdin_w is not None:
-            os.close(self._stdin_w)
-            self._stdin_w = None
+        """End the command's input (from the socket thread, or the worker once the command ended)."""
+        with self._size_lock:
+            fd, self._stdin_w = self._stdin_w, None
+        if fd is not None:
+            os.close(fd)
 
     def _write(self, data: bytes) -> None:
         if data:
@@ -132,12 +148,19 @@ class _Session:
                 os.write(self._stdin_w, data)
             except OSError:
                 self._close_stdin()
+        elif channel == RESIZE:
+            try:
+                size = json.loads(data)
+                self.resized((int(size["Width"]), int(size["Height"])))
+            except (ValueError, KeyError, TypeError, OSError) as err:
+                log.debug("ignoring a resize message %r: %s", data[:80], err)
         elif channel == CLOSE and data[:1] == bytes([STDIN]) and self.protocol.startswith("v5"):
             self._close_stdin()
 
     def loop(self, idle_timeout: float = 0.0) -> None:
         """Until the command finished and its status went out; ``idle_timeout`` seconds (0: never) without
         a frame either way closes the stream, as the kubelet's ``--stream-idle-timeout``."""
+        from wsproto.connection import ConnectionState
         from wsproto.events import BytesMessage, CloseConnection
 
         sel = selectors.DefaultSelector()
@@ -167,6 +190,8 @@ class _Session:
                             if item is None:
                                 done = True
                                 break
+                            if self.ws.state != ConnectionState.OPEN:
+                                continue  # the client left (or the stream idled out): nothing can go out
                             self._write(self.ws.send(BytesMessage(data=bytes([item[0]]) + item[1])))
                     elif not self.closed.is_set():
                         data = self._recv()
@@ -210,7 +235,9 @@ def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool,
         streams = ExecIO(stdin=session.stdin_r,
                          stdout=(lambda b: session.send(STDOUT, b)) if stdout else None,
                          stderr=(lambda b: session.send(STDERR, b)) if stderr and not tty else None,
-                         tty=tty, closed=session.closed.is_set)
+                         tty=tty, closed=session.closed.is_set,
+                         on_terminal=lambda: session.resized(None))
+        session.io = streams
         try:
             code = run(streams)
             status = success_status() if code == 0 else failure_status(
@@ -220,6 +247,9 @@ def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool,
             status = failure_status(str(err) or type(err).__name__)
         finally:
             if session.stdin_r is not None:
+                # EOF first: a thread still reading stdin (a terminal's typist) holds the reader's lock,
+                # and closing the reader would wait for it until the client typed again.
+                session._close_stdin()
                 session.stdin_r.close()
         session.send(ERROR, status)
         session.finish()

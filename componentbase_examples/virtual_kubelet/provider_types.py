@@ -74,6 +74,11 @@ class ExecIO:
     stderr: Callable[[bytes], None] | None = None
     tty: bool = False
     closed: Callable[[], bool] = lambda: False
+    #: Set by a provider that runs the command on a terminal: called with (width, height) when the client's
+    #: terminal is resized (channel 4).
+    resize: Callable[[int, int], None] | None = None
+    #: Called by that provider once ``resize`` is set, so a size the client sent before is applied.
+    on_terminal: Callable[[], None] = lambda: None
 
 
 @attrs.define(kw_only=True)

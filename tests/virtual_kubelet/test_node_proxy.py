@@ -232,3 +232,33 @@ def test_kubectl_port_forward_reaches_a_process_listening_in_the_pod(cluster: Cl
         finally:
             pf.terminate()
             pf.wait(10)
+
+
+def test_kubectl_exec_it_runs_an_interactive_shell_on_a_terminal_of_the_clients_size(cluster: Cluster) -> None:
+    import fcntl
+    import select
+    import struct
+    import termios
+
+    cluster.run_pod("tty", ["sleep", "60"])
+    master, slave = os.openpty()
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 101, 0, 0))  # rows, columns
+    with subprocess.Popen(_kubectl_argv(cluster, "exec", "-it", "tty", "--", "sh"), stdin=slave, stdout=slave,
+                          stderr=slave, env=_env(cluster)) as shell:
+        os.close(slave)
+        # kubectl puts its terminal in raw mode once the session is up: type only then.
+        eventually(lambda: not termios.tcgetattr(master)[3] & termios.ECHO, 20, what="kubectl's raw terminal")
+        os.write(master, b"stty size; echo done-$((40+2))\n")
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"done-42" not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 1.0)[0]:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        os.write(master, b"exit\n")
+        assert shell.wait(20) == 0
+    os.close(master)
+    assert b"done-42" in seen, seen
+    assert b"31 101" in seen, seen  # the remote terminal took the client's size (resize, channel 4)
