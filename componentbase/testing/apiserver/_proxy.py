@@ -318,7 +318,9 @@ def _hang_up_with(client: socket.socket, backend: socket.socket, done: threading
     while not done.is_set():
         try:
             ready, _, _ = select.select([client], [], [], 0.5)
-            if ready and client.recv(1, socket.MSG_PEEK) == b"":
+            # Read, not peek (a TLS socket cannot peek): nothing the client sends now is kept, as the
+            # connection closes after the stream.
+            if ready and client.recv(1) == b"":
                 break
         except (OSError, ValueError):
             break
