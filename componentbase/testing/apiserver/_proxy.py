@@ -33,6 +33,7 @@ from urllib.parse import urlencode
 from ._kubeletclient import KubeletClient
 from .auth import Attributes
 from .errors import ApiError
+from .routing import Route
 
 __all__ = ["Target", "attributes", "checked", "connect", "kubelet_client", "match", "serve", "splice"]
 
@@ -232,8 +233,6 @@ def _dial(server: Any, host: str, port: int, what: str) -> ssl.SSLSocket:
 def connect(handler: Any, user: Any, target: Target, method: str, pairs: Sequence[tuple[str, str]],
             raw_query: str, body: bytes) -> None:
     """Count, authorize (as the request's verb on the subresource) and relay a connect request."""
-    from .routing import Route
-
     attrs = attributes(target, method)
     handler.server.count(attrs.verb, attrs.resource)
     if handler.server.enforce_authorization:

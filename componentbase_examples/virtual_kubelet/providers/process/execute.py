@@ -9,6 +9,7 @@ import subprocess
 import threading
 
 from componentbase_examples.virtual_kubelet.provider_types import ExecIO
+from componentbase_examples.virtual_kubelet.providers.process.terminal import run_on_terminal
 
 __all__ = ["run"]
 
@@ -40,8 +41,6 @@ def run(command: list[str], env: dict[str, str], working_dir: str, io: ExecIO) -
     if program is None:
         raise FileNotFoundError(f'exec: "{command[0]}": executable file not found in $PATH')
     if io.tty:
-        from componentbase_examples.virtual_kubelet.providers.process.terminal import run_on_terminal
-
         return run_on_terminal([program, *command[1:]], env, working_dir, io)
     proc = subprocess.Popen([program, *command[1:]], env=env, cwd=working_dir or None,
                             stdin=subprocess.PIPE if io.stdin is not None else subprocess.DEVNULL,

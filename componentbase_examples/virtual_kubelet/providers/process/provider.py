@@ -30,10 +30,13 @@ from componentbase_examples.virtual_kubelet.provider_types import (
     ProviderSpec,
 )
 from componentbase_examples.virtual_kubelet.providers.process import execute, machine
+from componentbase_examples.virtual_kubelet.providers.process.attach import attach
 from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig, validate_config
 from componentbase_examples.virtual_kubelet.providers.process.container import ContainerProcess
 from componentbase_examples.virtual_kubelet.providers.process.crilog import read_log
+from componentbase_examples.virtual_kubelet.providers.process.forward import forward
 from componentbase_examples.virtual_kubelet.providers.process.podstatus import Conditions, phase_of
+from componentbase_examples.virtual_kubelet.providers.process.stats import Sampler
 
 __all__ = ["SPEC", "ProcessProvider"]
 
@@ -254,8 +257,6 @@ class ProcessProvider:
     @componentbase.hookimpl
     def attach_to_container(self, namespace: str, pod: str, container: str, io: ExecIO) -> int:
         """The container's own process: its stdin pipe and its output as it is logged (``attach``)."""
-        from componentbase_examples.virtual_kubelet.providers.process.attach import attach
-
         rec, proc = self._container(namespace, pod, container)
         containers = (rec.pod.get("spec") or {}).get("containers") or ()
         spec: dict[str, Any] = next((c for c in containers if c.get("name") == container), {})
@@ -264,8 +265,6 @@ class ProcessProvider:
     @componentbase.hookimpl
     def port_forward(self, namespace: str, pod: str, port: int, stream: PortStream) -> None:
         """A TCP connection to ``port`` at the pod's address (this machine's): ``forward``."""
-        from componentbase_examples.virtual_kubelet.providers.process.forward import forward
-
         with self._lock:
             if _key(namespace, pod) not in self._pods:
                 raise PodNotFound(f'pod "{namespace}/{pod}" is not known to the provider')
@@ -274,8 +273,6 @@ class ProcessProvider:
     @componentbase.hookimpl
     def get_stats_summary(self) -> dict[str, Any]:
         """The node (this machine) and every pod's process trees, measured now (``stats.Sampler``)."""
-        from componentbase_examples.virtual_kubelet.providers.process.stats import Sampler
-
         with self._lock:
             sampler = self.__dict__.setdefault("_sampler", Sampler())
             records = list(self._pods.values())
