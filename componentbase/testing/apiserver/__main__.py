@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
                         "start, as envtest's CRDDirectoryPaths; repeatable")
     p.add_argument("--bookmark-interval", type=float, default=1.0, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one")
+    p.add_argument("--publish-kubelet-client-ca", action="store_true",
+                   help="write the CA of the node proxy's client certificate into kube-system/"
+                        "extension-apiserver-authentication, so kubelets (the example virtual kubelet) accept "
+                        "kubectl logs, exec, attach and port-forward through this server")
     return p
 
 
@@ -63,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             watch_history=args.watch_history,
             bookmark_interval=args.bookmark_interval,
             crd_dirs=args.crd_dir,
+            publish_kubelet_client_ca=args.publish_kubelet_client_ca,
         )
         server.start()
     except (OSError, ValueError) as err:

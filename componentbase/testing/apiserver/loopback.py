@@ -14,6 +14,8 @@ from typing import Any
 
 from ._builtin import builtin_resources
 from ._crd import read_crd_files
+from ._kubeletclient import CLIENT_CA_CONFIGMAP
+from ._proxy import kubelet_client
 from ._wire import Request
 from .auth import Authorizer, User, load_policy, read_token_file
 from .errors import ApiError
@@ -33,6 +35,9 @@ class LoopbackAPIServer:
     kubeconfig. ``kubeconfig_path`` defaults to a file in a private temporary folder removed on stop.
     ``resources`` are served besides the built-in ones; ``crd_dirs`` are folders (or files) of
     CustomResourceDefinition YAML created at start, as envtest's CRDDirectoryPaths.
+    ``publish_kubelet_client_ca`` writes the CA of the server's kubelet client certificate into
+    ``kube-system/extension-apiserver-authentication`` (``client-ca-file``) at start, so kubelets that read
+    it (the example virtual kubelet does) accept the node proxy: ``kubectl logs``, ``exec``, ``attach``.
     """
 
     def __init__(
@@ -50,10 +55,12 @@ class LoopbackAPIServer:
         seed: int | None = None,
         resources: Iterable[Resource] = (),
         crd_dirs: Iterable[str | os.PathLike[str]] = (),
+        publish_kubelet_client_ca: bool = False,
     ) -> None:
         self._port = port
         self._resources = list(resources)
         self._crd_dirs = [os.fspath(d) for d in crd_dirs]
+        self._publish_ca = publish_kubelet_client_ca
         self._host = host
         self._kubeconfig = os.fspath(kubeconfig_path) if kubeconfig_path is not None else None
         self._tmpdir: str | None = None
@@ -87,6 +94,8 @@ class LoopbackAPIServer:
         )
         try:
             _create_crds(httpd, crds)
+            if self._publish_ca:
+                _publish_client_ca(httpd)
         except ValueError:
             httpd.server_close()
             raise
@@ -159,6 +168,11 @@ class LoopbackAPIServer:
         """The bearer token the kubeconfig carries: the first one configured, if any."""
         return next(iter(self.tokens), None) if self.tokens else None
 
+    @property
+    def kubelet_client_ca(self) -> str:
+        """PEM of the CA that signed the certificate the node proxy presents to kubelets."""
+        return kubelet_client(self._running()).ca_pem
+
     def request_counts(self) -> Counter[tuple[str, str]]:
         """Requests served so far, by ``(verb, resource)``: ``counts[("update", "leases")]``.
 
@@ -188,3 +202,11 @@ def _create_crds(httpd: LoopbackHTTPServer, crds: list[tuple[str, dict[str, Any]
             httpd.rest.create(Request("create", res, body=json.dumps(crd).encode()))
         except ApiError as err:
             raise ValueError(f"{path}: {err.message}") from None
+
+
+def _publish_client_ca(httpd: LoopbackHTTPServer) -> None:
+    namespace, name = CLIENT_CA_CONFIGMAP
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
+            "data": {"client-ca-file": kubelet_client(httpd).ca_pem}}
+    res = httpd.registry.must("", "v1", "configmaps")
+    httpd.rest.create(Request("create", res, namespace, body=json.dumps(body).encode()))
