@@ -42,7 +42,9 @@ def kubelet_server(config: Any) -> Callable[[Node, threading.Event], Callable[[]
         ready = componentbase.serving.NamedCheck("node-ready", lambda: _ready(node))
         app = KubeletAPI(node.provider, lambda: node.pod_informer.list() if node.pod_informer else [],
                          node_name=node.name, authentication=config.authentication,
-                         authorization=config.authorization, checks=[ready])
+                         authorization=config.authorization, checks=[ready],
+                         stream_idle_timeout=float(config.options.stream_idle_timeout),
+                         stream_creation_timeout=float(config.options.stream_creation_timeout))
         server = SecureServer(info.bind_address, info.port, info.ssl_context(
             config.authentication.client_ca if config.authentication is not None else ""), app,
             info.shutdown_timeout, limits=info.limits).start()

@@ -1,8 +1,9 @@
 """``exec`` over WebSocket with Kubernetes' channel subprotocols (``v4.channel.k8s.io``, ``v5.channel.k8s.io``).
 
 Each binary message starts with its channel: 0 stdin, 1 stdout, 2 stderr, 3 the final status (a
-``Status`` JSON, as the kubelet writes it), 4 resize (ignored: there is no terminal). v5 adds 255: the
-client closes a channel (``[255, 0]`` ends stdin). Framing is ``wsproto``'s; the handshake answer is the
+``Status`` JSON, as the kubelet writes it), 4 resize (``{"Width": w, "Height": h}``, passed to
+``ExecIO.resize`` when the command runs on a terminal). v5 adds 255: the client closes a channel
+(``[255, 0]`` ends stdin). Framing is ``wsproto``'s; the handshake answer is the
 RFC 6455 one. One thread owns the socket (TLS connections must not be read and written from two threads),
 the command runs in another and hands its output over through a queue.
 """
@@ -19,6 +20,7 @@ import queue
 import selectors
 import ssl
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,17 +35,18 @@ _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
 
-def accept_headers(headers: Mapping[str, str] | Any) -> tuple[dict[str, str] | None, str]:
-    """The 101 response headers for a valid upgrade request, or (None, why not)."""
+def accept_headers(headers: Mapping[str, str] | Any,
+                   protocols: tuple[str, ...] = PROTOCOLS) -> tuple[dict[str, str] | None, str]:
+    """The 101 response headers for a valid upgrade request offering one of ``protocols``, or (None, why not)."""
     if (headers.get("Upgrade") or "").lower() != "websocket":
         return None, "exec needs a WebSocket upgrade (Upgrade: websocket)"
     key = headers.get("Sec-WebSocket-Key") or ""
     if not key or (headers.get("Sec-WebSocket-Version") or "") != "13":
         return None, "WebSocket handshake needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13"
     offered = [p.strip() for p in (headers.get("Sec-WebSocket-Protocol") or "").split(",") if p.strip()]
-    chosen = next((p for p in PROTOCOLS if p in offered), "")
+    chosen = next((p for p in protocols if p in offered), "")
     if not chosen:
-        return None, f"none of the offered subprotocols is supported (want one of {', '.join(PROTOCOLS)})"
+        return None, f"none of the offered subprotocols is supported (want one of {', '.join(protocols)})"
     accept = base64.b64encode(hashlib.sha1((key + _GUID).encode()).digest()).decode()
     return {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": accept,
             "Sec-WebSocket-Protocol": chosen}, ""
@@ -77,11 +80,24 @@ class _Session:
         self.wake_r, self.wake_w = os.pipe()
         self.closed = threading.Event()
         self.stdin_r: io.BufferedReader | None = None
+        self.io: ExecIO | None = None  # the streams handed to the command, once it runs
+        self.size: tuple[int, int] | None = None
+        self._size_lock = threading.Lock()  # also guards _stdin_w, closed from two threads
         self._stdin_w: int | None = None
         if want_stdin:
             r, w = os.pipe()
             self.stdin_r = io.BufferedReader(io.FileIO(r, "rb"))
             self._stdin_w = w
+
+    def resized(self, size: tuple[int, int] | None) -> None:
+        """Record the client's terminal size (from channel 4, or None when the command starts) and pass the
+        latest to the command's terminal if it has one; messages may come before the command runs."""
+        with self._size_lock:
+            if size is not None:
+                self.size = size
+            resize, latest = (self.io.resize if self.io is not None else None), self.size
+        if resize is not None and latest is not None:
+            resize(*latest)
 
     def send(self, channel: int, data: bytes) -> None:
         """From any thread: queue a message for the socket thread."""
@@ -99,9 +115,11 @@ class _Session:
             pass
 
     def _close_stdin(self) -> None:
-        if self._stdin_w is not None:
-            os.close(self._stdin_w)
-            self._stdin_w = None
+        """End the command's input (from the socket thread, or the worker once the command ended)."""
+        with self._size_lock:
+            fd, self._stdin_w = self._stdin_w, None
+        if fd is not None:
+            os.close(fd)
 
     def _write(self, data: bytes) -> None:
         if data:
@@ -130,19 +148,38 @@ class _Session:
                 os.write(self._stdin_w, data)
             except OSError:
                 self._close_stdin()
+        elif channel == RESIZE:
+            try:
+                size = json.loads(data)
+                self.resized((int(size["Width"]), int(size["Height"])))
+            except (ValueError, KeyError, TypeError, OSError) as err:
+                log.debug("ignoring a resize message %r: %s", data[:80], err)
         elif channel == CLOSE and data[:1] == bytes([STDIN]) and self.protocol.startswith("v5"):
             self._close_stdin()
 
-    def loop(self) -> None:
+    def loop(self, idle_timeout: float = 0.0) -> None:
+        """Until the command finished and its status went out; ``idle_timeout`` seconds (0: never) without
+        a frame either way closes the stream, as the kubelet's ``--stream-idle-timeout``."""
+        from wsproto.connection import ConnectionState
         from wsproto.events import BytesMessage, CloseConnection
 
         sel = selectors.DefaultSelector()
+        last = time.monotonic()
         sel.register(self.sock, selectors.EVENT_READ, "sock")
         sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         try:
             done = False
             while not done:
-                for key, _ in sel.select(timeout=1.0):
+                events = sel.select(timeout=min(1.0, idle_timeout) if idle_timeout > 0 else 1.0)
+                if events:
+                    last = time.monotonic()
+                elif idle_timeout > 0 and time.monotonic() - last > idle_timeout and not self.closed.is_set():
+                    log.info("closing an idle %s stream after %gs", self.protocol, idle_timeout)
+                    self._write(self.ws.send(CloseConnection(code=1000, reason="stream idle timeout")))
+                    self.closed.set()
+                    self._close_stdin()
+                    sel.unregister(self.sock)
+                for key, _ in events:
                     if key.data == "wake":
                         os.read(self.wake_r, 4096)
                         while True:
@@ -153,6 +190,8 @@ class _Session:
                             if item is None:
                                 done = True
                                 break
+                            if self.ws.state != ConnectionState.OPEN:
+                                continue  # the client left (or the stream idled out): nothing can go out
                             self._write(self.ws.send(BytesMessage(data=bytes([item[0]]) + item[1])))
                     elif not self.closed.is_set():
                         data = self._recv()
@@ -187,7 +226,7 @@ class _Session:
 
 
 def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool, stderr: bool, tty: bool,
-               command: list[str], run: Callable[[ExecIO], int]) -> None:
+               command: list[str], run: Callable[[ExecIO], int], idle_timeout: float = 0.0) -> None:
     """Run ``run`` wired to the WebSocket on ``sock``; send its status on channel 3, then close."""
     session = _Session(sock, protocol, stdin)
     sock.settimeout(10.0)
@@ -196,7 +235,9 @@ def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool,
         streams = ExecIO(stdin=session.stdin_r,
                          stdout=(lambda b: session.send(STDOUT, b)) if stdout else None,
                          stderr=(lambda b: session.send(STDERR, b)) if stderr and not tty else None,
-                         tty=tty, closed=session.closed.is_set)
+                         tty=tty, closed=session.closed.is_set,
+                         on_terminal=lambda: session.resized(None))
+        session.io = streams
         try:
             code = run(streams)
             status = success_status() if code == 0 else failure_status(
@@ -206,11 +247,14 @@ def serve_exec(sock: ssl.SSLSocket, protocol: str, *, stdin: bool, stdout: bool,
             status = failure_status(str(err) or type(err).__name__)
         finally:
             if session.stdin_r is not None:
+                # EOF first: a thread still reading stdin (a terminal's typist) holds the reader's lock,
+                # and closing the reader would wait for it until the client typed again.
+                session._close_stdin()
                 session.stdin_r.close()
         session.send(ERROR, status)
         session.finish()
 
     worker = threading.Thread(target=work, name="exec", daemon=True)
     worker.start()
-    session.loop()
+    session.loop(idle_timeout)
     worker.join(timeout=5.0)

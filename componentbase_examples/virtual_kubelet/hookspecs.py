@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import componentbase
-from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, ProviderSpec
+from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PortStream, ProviderSpec
 
 Pod = dict[str, Any]
 PodStatus = dict[str, Any]
@@ -96,6 +96,19 @@ class ProviderHooks:
     def run_in_container(self, namespace: str, pod: str, container: str, command: list[str],
                          io: ExecIO) -> int | None:
         """Run ``command`` in the container, wired to ``io``; return its exit code."""
+
+    @hookspec(firstresult=True)
+    def attach_to_container(self, namespace: str, pod: str, container: str, io: ExecIO) -> int | None:
+        """Wire ``io`` to the container's main process (its stdin, its stdout/stderr) until either ends."""
+
+    @hookspec(firstresult=True)
+    def port_forward(self, namespace: str, pod: str, port: int, stream: PortStream) -> None:
+        """Carry ``stream``'s bytes to and from ``port`` in the pod until either side closes."""
+
+    @hookspec(firstresult=True)
+    def get_stats_summary(self) -> dict[str, Any] | None:
+        """The kubelet's ``stats/v1alpha1`` Summary (node and pods, CPU and memory) for ``/stats/summary``
+        and ``/metrics/resource``; raise ``StatsUnavailable`` when it cannot be measured now."""
 
     # --- life cycle -----------------------------------------------------------------------------
 

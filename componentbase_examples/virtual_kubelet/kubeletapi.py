@@ -1,11 +1,13 @@
 """The kubelet API a virtual kubelet serves on ``--listen-port`` (upstream ``node/api``), behind delegated auth.
 
 ``/containerLogs/{namespace}/{pod}/{container}``, ``/pods`` (the API's view of this node's pods),
-``/runningpods/`` (the provider's), ``/exec/{namespace}/{pod}/{container}`` (WebSocket), and the health
-paths. Every kubelet path needs an authenticated caller the API server authorizes, asked as the kubelet
-asks: the verb of the HTTP method on ``nodes/proxy`` of this node (``nodes/log``, ``nodes/stats`` or
-``nodes/metrics`` under ``/logs``, ``/stats`` and ``/metrics``), so RBAC written for real kubelets
-(``system:kubelet-api-admin``) works unchanged. The always-allowed paths (``/healthz``...) need nothing.
+``/runningpods/`` (the provider's), ``/exec`` and ``/attach/{namespace}/{pod}/{container}`` (WebSocket),
+``/portForward/{namespace}/{pod}`` (SPDY, or SPDY in WebSocket: ``portforward``), ``/stats/summary``
+and ``/metrics/resource`` (``statsapi``), and the health paths. Every kubelet path needs an authenticated
+caller the API server authorizes, asked as the kubelet asks: the verb of the HTTP method on
+``nodes/proxy`` of this node (``nodes/log``, ``nodes/stats`` or ``nodes/metrics`` under ``/logs``,
+``/stats`` and ``/metrics``), so RBAC written for real kubelets (``system:kubelet-api-admin``) works
+unchanged. The always-allowed paths (``/healthz``...) need nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from typing import Any
 
 import componentbase
 from componentbase.client import parse_time
-from componentbase_examples.virtual_kubelet import execws
+from componentbase_examples.virtual_kubelet import execws, portforward, statsapi
 from componentbase_examples.virtual_kubelet.provider import Provider
-from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound
+from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound, PortStream
 
 __all__ = ["KubeletAPI", "LogOptionsError", "parse_log_options", "request_attributes"]
 
@@ -147,7 +149,13 @@ def _route(path: str) -> tuple[Callable[[KubeletAPI, Any], Any], Sequence[str]] 
         return (lambda api, req: _pod_list(api.pods())), _READ
     if path in ("/runningpods", "/runningpods/"):
         return (lambda api, req: _pod_list(api.provider.get_pods())), _READ
+    if path in ("/stats/summary", "/stats/summary/"):
+        return (lambda api, req: statsapi.stats_summary(api.provider)), _READ
+    if path == "/metrics/resource":
+        return (lambda api, req: statsapi.resource_metrics(api.provider)), _READ
     parts = rest.split("/")
+    if kind == "portForward" and len(parts) == 2 and all(parts):
+        return (lambda api, req: api._port_forward(parts[0], parts[1], req)), ("GET", "POST")
     if len(parts) != 3 or not all(parts):
         return None
     namespace, pod, container = parts
@@ -155,6 +163,8 @@ def _route(path: str) -> tuple[Callable[[KubeletAPI, Any], Any], Sequence[str]] 
         return (lambda api, req: api._logs(namespace, pod, container, req.query)), _READ
     if kind == "exec":
         return (lambda api, req: api._exec(namespace, pod, container, req)), ("GET",)
+    if kind == "attach":
+        return (lambda api, req: api._attach(namespace, pod, container, req)), ("GET",)
     return None
 
 
@@ -162,8 +172,13 @@ class KubeletAPI:
     """The request handler (a ``componentbase.serving`` App) for one node."""
 
     def __init__(self, provider: Provider, pods: Callable[[], list[dict[str, Any]]], *, node_name: str,
-                 authentication: Any, authorization: Any, checks: Sequence[Any] = ()) -> None:
+                 authentication: Any, authorization: Any, checks: Sequence[Any] = (),
+                 stream_idle_timeout: float = 30.0, stream_creation_timeout: float = 30.0) -> None:
         self.provider = provider
+        #: ``--stream-idle-timeout``: a stream with no traffic either way this long is closed (0: never).
+        self.stream_idle_timeout = stream_idle_timeout
+        #: ``--stream-creation-timeout``: how long a port-forward waits for the streams it was promised.
+        self.stream_creation_timeout = stream_creation_timeout
         self.node_name = node_name
         self.pods = pods
         self.authentication = authentication
@@ -246,13 +261,45 @@ class KubeletAPI:
         return Response(200, b"", "text/plain", stream=chunks)
 
     def _exec(self, namespace: str, pod: str, container: str, req: Any) -> Any:
-        from componentbase.serving import Response
-
-        if not self.provider.implements("run_in_container"):
-            return _text(501, "not implemented")
         command = list(req.query.get("command") or [])
         if not command:
             return _text(400, "you must specify at least 1 command")
+
+        def run(io: ExecIO) -> int:
+            return self.provider.run_in_container(namespace, pod, container, command, io)
+
+        return self._stream("run_in_container", req, run, command)
+
+    def _attach(self, namespace: str, pod: str, container: str, req: Any) -> Any:
+        def run(io: ExecIO) -> int:
+            return self.provider.attach_to_container(namespace, pod, container, io)
+
+        return self._stream("attach_to_container", req, run, [])
+
+    def _port_forward(self, namespace: str, pod: str, req: Any) -> Any:
+        from componentbase.serving import Response
+
+        if not self.provider.implements("port_forward"):
+            return _text(501, "not implemented")
+        headers, why, tunnelled = portforward.accept(req.headers)
+        if headers is None:
+            return _text(400, why)
+
+        def forward(port: int, stream: PortStream) -> None:
+            self.provider.port_forward(namespace, pod, port, stream)
+
+        def takeover(_rfile: Any, sock: Any) -> None:
+            portforward.serve(sock, tunnelled, forward, f"{namespace}/{pod}",
+                              creation_timeout=self.stream_creation_timeout, idle_timeout=self.stream_idle_timeout)
+
+        return Response(101, b"", headers=headers, takeover=takeover)
+
+    def _stream(self, hook: str, req: Any, run: Callable[[ExecIO], int], command: list[str]) -> Any:
+        """exec and attach: the WebSocket channel protocol around ``run``, idle connections closed."""
+        from componentbase.serving import Response
+
+        if not self.provider.implements(hook):
+            return _text(501, "not implemented")
         flags = {name: _flag(req.query, name) for name in ("stdin", "stdout", "stderr", "tty")}
         if not (flags["stdin"] or flags["stdout"] or flags["stderr"]):
             return _text(400, "you must specify at least 1 of stdin, stdout, stderr")
@@ -261,11 +308,9 @@ class KubeletAPI:
             return _text(400, why)
         protocol = headers["Sec-WebSocket-Protocol"]
 
-        def run(io: ExecIO) -> int:
-            return self.provider.run_in_container(namespace, pod, container, command, io)
-
         def takeover(_rfile: Any, sock: Any) -> None:
-            execws.serve_exec(sock, protocol, command=command, run=run, **flags)
+            execws.serve_exec(sock, protocol, command=command, run=run, idle_timeout=self.stream_idle_timeout,
+                              **flags)
 
         return Response(101, b"", headers=headers, takeover=takeover)
 

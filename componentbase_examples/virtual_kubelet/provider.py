@@ -8,7 +8,13 @@ from typing import Any
 import pluggy
 
 from componentbase_examples.virtual_kubelet.hookspecs import Node, Pod, PodStatus, ProviderHooks
-from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, ProviderContext, ProviderSpec
+from componentbase_examples.virtual_kubelet.provider_types import (
+    ExecIO,
+    LogOptions,
+    PortStream,
+    ProviderContext,
+    ProviderSpec,
+)
 
 __all__ = ["ENTRY_POINT_GROUP", "Provider", "installed_providers"]
 
@@ -86,6 +92,17 @@ class Provider:
     def run_in_container(self, namespace: str, pod: str, container: str, command: list[str], io: ExecIO) -> int:
         code = self.hook.run_in_container(namespace=namespace, pod=pod, container=container, command=command, io=io)
         return int(code or 0)
+
+    def attach_to_container(self, namespace: str, pod: str, container: str, io: ExecIO) -> int:
+        code = self.hook.attach_to_container(namespace=namespace, pod=pod, container=container, io=io)
+        return int(code or 0)
+
+    def port_forward(self, namespace: str, pod: str, port: int, stream: PortStream) -> None:
+        self.hook.port_forward(namespace=namespace, pod=pod, port=port, stream=stream)
+
+    def get_stats_summary(self) -> dict[str, Any]:
+        summary: dict[str, Any] | None = self.hook.get_stats_summary()
+        return summary or {}
 
     def shutdown(self) -> None:
         self.hook.shutdown()

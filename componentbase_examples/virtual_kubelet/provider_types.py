@@ -11,7 +11,7 @@ import attrs
 if TYPE_CHECKING:
     from componentbase_examples.virtual_kubelet.resources import ResourceManager
 
-__all__ = ["ExecIO", "LogOptions", "PodNotFound", "ProviderContext", "ProviderSpec"]
+__all__ = ["ExecIO", "LogOptions", "PodNotFound", "PortStream", "ProviderContext", "ProviderSpec"]
 
 
 class PodNotFound(LookupError):
@@ -73,4 +73,22 @@ class ExecIO:
     stdout: Callable[[bytes], None] | None = None
     stderr: Callable[[bytes], None] | None = None
     tty: bool = False
+    closed: Callable[[], bool] = lambda: False
+    #: Set by a provider that runs the command on a terminal: called with (width, height) when the client's
+    #: terminal is resized (channel 4).
+    resize: Callable[[int, int], None] | None = None
+    #: Called by that provider once ``resize`` is set, so a size the client sent before is applied.
+    on_terminal: Callable[[], None] = lambda: None
+
+
+@attrs.define(kw_only=True)
+class PortStream:
+    """One forwarded connection of a port-forward session, as a provider sees it.
+
+    ``read()`` blocks for the client's next bytes and answers ``b""`` once the client closed its side;
+    ``write(data)`` sends bytes to the client; ``closed()`` tells whether the session is gone.
+    """
+
+    read: Callable[[], bytes]
+    write: Callable[[bytes], None]
     closed: Callable[[], bool] = lambda: False

@@ -27,7 +27,8 @@ def cli(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
     tokens.write_text('tok,admin,1,"system:masters"\n')
     kubeconfig = tmp_path / "kubeconfig"
     proc = subprocess.Popen([*CMD, "--port", "0", "--kubeconfig", str(kubeconfig), "--token-auth-file",
-                             str(tokens)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             str(tokens), "--publish-kubelet-client-ca"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     try:
@@ -55,6 +56,8 @@ def test_cli_serves_until_sigterm(cli: tuple[subprocess.Popen[str], str, Path]) 
         v1 = client.CoreV1Api(api)
         v1.create_namespaced_config_map("default", {"metadata": {"name": "c"}})
         assert [c.metadata.name for c in v1.list_namespaced_config_map("default").items] == ["c"]
+        published = v1.read_namespaced_config_map("extension-apiserver-authentication", "kube-system")
+        assert published.data["client-ca-file"].startswith("-----BEGIN CERTIFICATE-----")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
 

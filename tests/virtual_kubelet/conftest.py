@@ -47,6 +47,20 @@ def free_ports(n: int) -> list[int]:
     return ports
 
 
+def serve_kubelet_api_on_localhost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Set the environment the command reads its kubelet API from: a fresh TLS pair (whose chain file is
+    returned, for clients to trust) and 127.0.0.1 as the node's and the pods' address."""
+    from componentbase.serving import generate_self_signed
+
+    cert, key = generate_self_signed("localhost", ["127.0.0.1"])
+    (tmp_path / "vk.crt").write_bytes(cert)
+    (tmp_path / "vk.key").write_bytes(key)
+    monkeypatch.setenv("APISERVER_CERT_LOCATION", str(tmp_path / "vk.crt"))
+    monkeypatch.setenv("APISERVER_KEY_LOCATION", str(tmp_path / "vk.key"))
+    monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
+    return tmp_path / "vk.crt"
+
+
 @pytest.fixture
 def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
     """A server whose kubeconfig carries the admin token. The viewer may get nodes/proxy, as RBAC grants a

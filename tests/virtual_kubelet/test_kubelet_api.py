@@ -172,3 +172,15 @@ def test_clients_going_away_mid_stream_leave_no_traceback(ports: Ports, caplog: 
         time.sleep(0.5)
         assert get_timed(ports.metrics, False, "/metrics")[0] == 200
         assert status_of(request(ports.metrics, "POST", "/metrics", tls=False)) == 405
+
+
+@pytest.mark.parametrize(("path", "says"), [
+    ("/attach/default/web/c?stdout=1", b"not implemented"),
+    ("/portForward/default/web", b"not implemented"),
+    ("/exec/default/web/c?command=ls&stdout=1", b"not implemented"),
+    ("/stats/summary", b"does not report stats"),
+    ("/metrics/resource", b"does not report stats"),
+])
+def test_what_a_provider_does_not_implement_is_501_saying_so(ports: Ports, path: str, says: bytes) -> None:
+    reply = request(ports.api, "GET", path)
+    assert status_of(reply) == 501 and says in reply, reply

@@ -16,9 +16,18 @@ from typing import Any
 
 import pytest
 
-from componentbase.serving import generate_self_signed
 from componentbase.testing import LoopbackAPIServer, eventually
-from tests.virtual_kubelet.conftest import ADMIN, NOBODY, PATHS, VIEWER, Command, Kube, free_ports, ready
+from tests.virtual_kubelet.conftest import (
+    ADMIN,
+    NOBODY,
+    PATHS,
+    VIEWER,
+    Command,
+    Kube,
+    free_ports,
+    ready,
+    serve_kubelet_api_on_localhost,
+)
 
 pytestmark = pytest.mark.process
 
@@ -69,12 +78,7 @@ class VK:
 
 @pytest.fixture
 def vk(apiserver: LoopbackAPIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[VK]:
-    cert, key = generate_self_signed("localhost", ["127.0.0.1"])
-    (tmp_path / "vk.crt").write_bytes(cert)
-    (tmp_path / "vk.key").write_bytes(key)
-    monkeypatch.setenv("APISERVER_CERT_LOCATION", str(tmp_path / "vk.crt"))
-    monkeypatch.setenv("APISERVER_KEY_LOCATION", str(tmp_path / "vk.key"))
-    monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
+    serve_kubelet_api_on_localhost(tmp_path, monkeypatch)
     (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nrestartBackoff: 50ms\n"
                                            "maxRestartBackoff: 200ms\nshutdownGracePeriod: 1s\n"
                                            "stopContainersOnShutdown: true\n")

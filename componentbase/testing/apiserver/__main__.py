@@ -61,6 +61,10 @@ def _parser() -> argparse.ArgumentParser:
                    "propagation (default true); =false leaves orphans in place")
     p.add_argument("--bookmark-interval", type=float, default=DEFAULT_BOOKMARK_INTERVAL, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one (default: 60, as kube-apiserver)")
+    p.add_argument("--publish-kubelet-client-ca", action="store_true",
+                   help="write the CA of the node proxy's client certificate into kube-system/"
+                        "extension-apiserver-authentication, so kubelets (the example virtual kubelet) accept "
+                        "kubectl logs, exec, attach and port-forward through this server")
     return p
 
 
@@ -97,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tls=True if args.tls else None,
             client_ca_file=args.client_ca_file,
             rbac=args.authorization_mode == "RBAC",
+            publish_kubelet_client_ca=args.publish_kubelet_client_ca,
         )
         server.start()
     except (OSError, ValueError) as err:

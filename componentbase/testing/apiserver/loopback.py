@@ -17,6 +17,8 @@ from ._authn import Authenticator
 from ._bootstrap_roles import bootstrap_objects
 from ._builtin import builtin_resources
 from ._crd import read_crd_files
+from ._kubeletclient import CLIENT_CA_CONFIGMAP
+from ._proxy import kubelet_client
 from ._rbac import Decider, RBACAuthorizer, UnionAuthorizer
 from ._sa_tokens import ServiceAccountTokens
 from ._tls import ServerTLS
@@ -48,6 +50,9 @@ class LoopbackAPIServer:
     Authentication is on with tokens, ``client_ca_file`` or ``rbac``; then the server serves HTTPS with
     a CA of its own (``tls=True`` asks for HTTPS without it), which the kubeconfig carries. ``rbac``
     authorizes every request from the stored RBAC objects, kube's default roles included.
+    ``publish_kubelet_client_ca`` writes the CA of the server's kubelet client certificate into
+    ``kube-system/extension-apiserver-authentication`` (``client-ca-file``) at start, so kubelets that read
+    it (the example virtual kubelet does) accept the node proxy: ``kubectl logs``, ``exec``, ``attach``.
     """
 
     def __init__(
@@ -69,10 +74,12 @@ class LoopbackAPIServer:
         tls: bool | None = None,
         client_ca_file: str | os.PathLike[str] | None = None,
         rbac: bool = False,
+        publish_kubelet_client_ca: bool = False,
     ) -> None:
         self._port = port
         self._resources = list(resources)
         self._crd_dirs = [os.fspath(d) for d in crd_dirs]
+        self._publish_ca = publish_kubelet_client_ca
         self._host = host
         self._kubeconfig = os.fspath(kubeconfig_path) if kubeconfig_path is not None else None
         self._tmpdir: str | None = None
@@ -124,6 +131,8 @@ class LoopbackAPIServer:
         try:
             _create(httpd, bootstrap_objects() if self.rbac else [], "rbac.authorization.k8s.io")
             _create_crds(httpd, crds)
+            if self._publish_ca:
+                _publish_client_ca(httpd)
         except ValueError:
             httpd.server_close()
             raise
@@ -254,6 +263,11 @@ class LoopbackAPIServer:
         token = json.loads(reply.body)["status"]["token"]
         return self._write_kubeconfig(kubeconfig_path, token, None, f"system:serviceaccount:{namespace}:{name}")
 
+    @property
+    def kubelet_client_ca(self) -> str:
+        """PEM of the CA that signed the certificate the node proxy presents to kubelets."""
+        return kubelet_client(self._running()).ca_pem
+
     def request_counts(self) -> Counter[tuple[str, str]]:
         """Requests served so far, by ``(verb, resource)``: ``counts[("update", "leases")]``.
 
@@ -291,3 +305,11 @@ def _create_crds(httpd: LoopbackHTTPServer, crds: list[tuple[str, dict[str, Any]
             httpd.rest.create(Request("create", res, body=json.dumps(crd).encode()))
         except ApiError as err:
             raise ValueError(f"{path}: {err.message}") from None
+
+
+def _publish_client_ca(httpd: LoopbackHTTPServer) -> None:
+    namespace, name = CLIENT_CA_CONFIGMAP
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
+            "data": {"client-ca-file": kubelet_client(httpd).ca_pem}}
+    res = httpd.registry.must("", "v1", "configmaps")
+    httpd.rest.create(Request("create", res, namespace, body=json.dumps(body).encode()))

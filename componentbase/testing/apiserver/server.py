@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from . import _proxy
 from ._authn import Authenticator, authorize
 from ._builtin import builtin_resources
 from ._control import FAULTS_PATH, control, is_control
@@ -241,6 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             user = self._authenticate()
+            if (target := _proxy.match(path)) is not None:  # pods/log, exec, ...: relayed to the kubelet
+                _proxy.connect(self, user, target, method, pairs, split.query, body)
+                return
             route = resolve(self.server.registry, method, path, query.get("watch") in ("true", "1"))
             self.server.count(route.verb, route.res.plural if route.res else path)
             decision = self.server.faults.decide(route.verb, route.res.plural if route.res else "", path)

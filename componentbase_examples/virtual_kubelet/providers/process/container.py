@@ -15,6 +15,7 @@ run to end and restarts it after a backoff.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
@@ -25,10 +26,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 from componentbase.client import format_time
-from componentbase.util import Backoff
+from componentbase.util import Backoff, wait_until
 from componentbase_examples.virtual_kubelet.providers.process import shim
 
 __all__ = ["ContainerProcess", "exit_restarts"]
@@ -72,6 +73,11 @@ def _wait_gone(pid: int, started: int) -> None:
 class ContainerProcess:
     """A container's process and its state, in the shape of a ``containerStatus``."""
 
+    #: The container's ``stdin: true``: its process reads a pipe that ``kubectl attach`` writes into.
+    keep_stdin = False
+    #: The container's ``stdinOnce``: the shim closes that pipe when the first attached client's input ends.
+    stdin_once = False
+
     def __init__(self, *, name: str, argv: list[str], env: dict[str, str], working_dir: str, log_dir: str,
                  restart_policy: str, backoff: float, max_backoff: float,
                  on_change: Callable[[], None]) -> None:
@@ -109,6 +115,7 @@ class ContainerProcess:
                    working_dir=str(spec.get("workingDir") or ""), log_dir=log_dir, restart_policy=restart_policy,
                    backoff=backoff, max_backoff=max_backoff, on_change=on_change)
         saved = shim.read_json(os.path.join(log_dir, "state.json")) or {}
+        proc.keep_stdin, proc.stdin_once = bool(spec.get("stdin")), bool(spec.get("stdinOnce"))
         proc.restart_count = int(saved.get("restartCount") or 0)
         proc.last_state = dict(saved.get("lastState") or {})
         if saved.get("finished") and saved.get("state"):
@@ -119,7 +126,8 @@ class ContainerProcess:
         """Record what to run before anything runs: a restarted virtual kubelet starts from this file too."""
         os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
         shim.write_json(os.path.join(self.log_dir, "spec.json"), {
-            "argv": self.argv, "env": self.env, "workingDir": self.working_dir})
+            "argv": self.argv, "env": self.env, "workingDir": self.working_dir,
+            "stdin": self.keep_stdin, "stdinOnce": self.stdin_once})
 
     # --- what the provider reads --------------------------------------------------------------
 
@@ -130,6 +138,16 @@ class ContainerProcess:
     def pid(self) -> int | None:
         run = self._run_record
         return run["pid"] if run is not None and "running" in self.state else None
+
+    def open_stdin(self) -> IO[bytes] | None:
+        """A writer into the running process's stdin (the shim's FIFO, ``keep_stdin``); the caller closes it.
+
+        None when the process is not running or its stdin is closed for good (``stdinOnce`` after the first
+        client, or the run ended). Any virtual kubelet can open it, also one that adopted the run.
+        """
+        if not self.keep_stdin or self.pid is None:
+            return None
+        return _open_fifo(shim.stdin_path(self.log_dir, self.restart_count))
 
     @property
     def running(self) -> bool:
@@ -305,6 +323,31 @@ class ContainerProcess:
         with self._lock:
             self._run_record = None
             self._wake.notify_all()
+
+
+def _open_fifo(path: str, timeout: float = 2.0) -> IO[bytes] | None:
+    """The FIFO's write end, once its shim reads it; None if it is gone or nobody reads it within ``timeout``.
+
+    Opened non-blocking, as a blocking open would wait forever for a shim that died; the shim reopens its
+    end after each client, so a client between two of them waits a moment.
+    """
+    fds: list[int] = []
+
+    def opened() -> bool:
+        try:
+            fds.append(os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+        except FileNotFoundError:
+            return True  # gone: the run ended, or stdinOnce closed it
+        except OSError as err:
+            if err.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+            return False
+        return True
+
+    if not wait_until(opened, timeout=timeout) or not fds:
+        return None
+    os.set_blocking(fds[0], True)
+    return open(fds[0], "wb")
 
 
 def _has_token(run: dict[str, Any]) -> bool:

@@ -9,6 +9,7 @@ import subprocess
 import threading
 
 from componentbase_examples.virtual_kubelet.provider_types import ExecIO
+from componentbase_examples.virtual_kubelet.providers.process.terminal import run_on_terminal
 
 __all__ = ["run"]
 
@@ -39,6 +40,8 @@ def run(command: list[str], env: dict[str, str], working_dir: str, io: ExecIO) -
     program = command[0] if "/" in command[0] else shutil.which(command[0], path=env.get("PATH", os.defpath))
     if program is None:
         raise FileNotFoundError(f'exec: "{command[0]}": executable file not found in $PATH')
+    if io.tty:
+        return run_on_terminal([program, *command[1:]], env, working_dir, io)
     proc = subprocess.Popen([program, *command[1:]], env=env, cwd=working_dir or None,
                             stdin=subprocess.PIPE if io.stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT if io.tty else subprocess.PIPE,

@@ -25,15 +25,19 @@ from componentbase_examples.virtual_kubelet.provider_types import (
     ExecIO,
     LogOptions,
     PodNotFound,
+    PortStream,
     ProviderContext,
     ProviderSpec,
 )
 from componentbase_examples.virtual_kubelet.providers.process import execute, machine, state
+from componentbase_examples.virtual_kubelet.providers.process.attach import attach
 from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig, validate_config
 from componentbase_examples.virtual_kubelet.providers.process.container import ContainerProcess
 from componentbase_examples.virtual_kubelet.providers.process.crilog import read_log
+from componentbase_examples.virtual_kubelet.providers.process.forward import forward
 from componentbase_examples.virtual_kubelet.providers.process.podstatus import Conditions, pod_status
 from componentbase_examples.virtual_kubelet.providers.process.probes import ContainerProbes
+from componentbase_examples.virtual_kubelet.providers.process.stats import Sampler
 
 __all__ = ["SPEC", "ProcessProvider"]
 
@@ -130,6 +134,8 @@ class ProcessProvider:
                     rec.containers[cname] = ContainerProcess(
                         name=cname, argv=argv, env=env, working_dir=str(c.get("workingDir") or ""),
                         **self._container_args(key, rec, c))
+                    rec.containers[cname].keep_stdin = bool(c.get("stdin"))
+                    rec.containers[cname].stdin_once = bool(c.get("stdinOnce"))
                 self._probes(rec)
         if rec.failure is not None:
             log.info("pod %s cannot run: %s", key, rec.failure[1])
@@ -306,6 +312,29 @@ class ProcessProvider:
         if not proc.running:
             raise ValueError(f'container "{container}" in pod "{pod}" is not running')
         return execute.run(command, proc.env, proc.working_dir, io)
+
+    @componentbase.hookimpl
+    def attach_to_container(self, namespace: str, pod: str, container: str, io: ExecIO) -> int:
+        """The container's own process: its stdin (through its shim) and its output as logged (``attach``)."""
+        _, proc = self._container(namespace, pod, container)
+        return attach(proc, io)
+
+    @componentbase.hookimpl
+    def port_forward(self, namespace: str, pod: str, port: int, stream: PortStream) -> None:
+        """A TCP connection to ``port`` at the pod's address (this machine's): ``forward``."""
+        with self._lock:
+            if _key(namespace, pod) not in self._pods:
+                raise PodNotFound(f'pod "{namespace}/{pod}" is not known to the provider')
+        forward("127.0.0.1", port, stream)
+
+    @componentbase.hookimpl
+    def get_stats_summary(self) -> dict[str, Any]:
+        """The node (this machine) and every pod's process trees, measured now (``stats.Sampler``)."""
+        with self._lock:
+            sampler = self.__dict__.setdefault("_sampler", Sampler())
+            records = list(self._pods.values())
+        summary: dict[str, Any] = sampler.summary(self.context.node_name, records)
+        return summary
 
     # --- node -----------------------------------------------------------------------------------
 

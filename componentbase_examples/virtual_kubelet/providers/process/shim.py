@@ -4,8 +4,10 @@
 the container's directory: argv, env, working dir), writes ``<attempt>.run.json`` (the process's pid and
 start time, its own pid, start time and token) and prints it on stdout, copies the process's output into the
 CRI log ``<attempt>.log``, and when the process ends writes ``<attempt>.exit.json`` (exit code, reason,
-times). The shim is its own session and has no death signal, so a virtual kubelet killed by SIGKILL loses
-neither the output nor the exit code; the process gets ``PR_SET_PDEATHSIG`` from the shim, so it never runs
+times). For a container with ``stdin`` it also makes the FIFO ``<attempt>.stdin`` and relays what attached
+clients write there into the process's stdin pipe (``relay_stdin``), so any virtual kubelet can attach.
+The shim is its own session and has no death signal, so a virtual kubelet killed by SIGKILL loses neither
+the output nor the exit code; the process gets ``PR_SET_PDEATHSIG`` from the shim, so it never runs
 unwatched. Only the standard library is imported, so a shim costs about four bare interpreter starts.
 
 The virtual kubelet imports this module too, for ``LogWriter``, ``start_time`` and the file names.
@@ -25,7 +27,8 @@ import threading
 import time
 from typing import IO, Any
 
-__all__ = ["CANNOT_RUN", "LogWriter", "exit_path", "read_json", "run_path", "start_time", "write_json"]
+__all__ = ["CANNOT_RUN", "LogWriter", "exit_path", "read_json", "run_path", "start_time", "stdin_path",
+           "write_json"]
 
 #: Exit code the kubelet reports when a container's command cannot be started.
 CANNOT_RUN = 128
@@ -93,9 +96,14 @@ def exit_path(directory: str, attempt: int) -> str:
     return os.path.join(directory, f"{attempt}.exit.json")
 
 
+def stdin_path(directory: str, attempt: int) -> str:
+    """The FIFO an attached client writes the process's input into (a container with ``stdin: true``)."""
+    return os.path.join(directory, f"{attempt}.stdin")
+
+
 def write_json(path: str, data: Any) -> None:
     """Written whole or not at all (a reader never sees half a record), readable by this user only."""
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # two writers never share a temporary file
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         json.dump(data, f)
     os.replace(tmp, path)
@@ -142,6 +150,38 @@ def pump(proc: subprocess.Popen[bytes], writer: LogWriter) -> None:
             stream.close()
 
 
+def relay_stdin(fifo: str, pipe: IO[bytes], once: bool) -> None:
+    """Each attached client's input, written into ``fifo``, into the process's stdin ``pipe``.
+
+    The shim holds the pipe's write end, so the process sees no end of input while nobody is attached; a
+    client's input ends when it closes its end of the FIFO (an open waits for a client), and with ``once``
+    (``stdinOnce``) that closes the pipe and removes the FIFO, so later clients find no stdin.
+    """
+    try:
+        while True:
+            with open(fifo, "rb", buffering=0) as client:
+                while data := client.read(65536):
+                    pipe.write(data)
+                    pipe.flush()
+            if once:
+                break
+    except OSError:
+        pass  # the process closed its stdin or exited
+    finally:
+        _remove(fifo)
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
 def _announce(run: dict[str, Any]) -> None:
     """Tell the virtual kubelet that started us, if it still listens."""
     try:
@@ -157,12 +197,14 @@ def main(directory: str, attempt: int, token: str) -> int:
     env: dict[str, str] = spec.get("env") or {}
     started = time.time()
     writer = LogWriter(os.path.join(directory, f"{attempt}.log"))
+    fifo = stdin_path(directory, attempt) if spec.get("stdin") else None
     try:
         program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", os.defpath))
         if not program:
             raise FileNotFoundError(2, "executable file not found in $PATH")
         proc = subprocess.Popen(
-            [program, *argv[1:]], env=env, cwd=spec.get("workingDir") or None, stdin=subprocess.DEVNULL,
+            [program, *argv[1:]], env=env, cwd=spec.get("workingDir") or None,
+            stdin=subprocess.PIPE if fifo else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     except OSError as err:
@@ -172,6 +214,11 @@ def main(directory: str, attempt: int, token: str) -> int:
             "message": f'exec: "{argv[0]}": {err.strerror or err}'})
         _announce({})
         return 0
+    if fifo and proc.stdin is not None:
+        _remove(fifo)
+        os.mkfifo(fifo, 0o600)
+        threading.Thread(target=relay_stdin, args=(fifo, proc.stdin, bool(spec.get("stdinOnce"))),
+                         daemon=True).start()
     run = {"pid": proc.pid, "startTime": start_time(proc.pid), "shimPid": os.getpid(),
            "shimStartTime": start_time(os.getpid()), "token": token, "startedAt": started}
     write_json(run_path(directory, attempt), run)
@@ -179,6 +226,8 @@ def main(directory: str, attempt: int, token: str) -> int:
     pump(proc, writer)
     code = proc.wait()
     writer.close()
+    if fifo:
+        _remove(fifo)  # a client that comes now finds no stdin instead of waiting for a reader
     exit_code = code if code >= 0 else 128 - code  # killed by signal n: 128+n, as a container runtime says
     write_json(exit_path(directory, attempt), {
         "exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error", "startedAt": started,
