@@ -31,7 +31,7 @@ def server(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
 def call(server: LoopbackAPIServer, path: str, token: str = "admin") -> tuple[int, dict[str, Any]]:
     req = urllib.request.Request(server.url + path, headers={"Authorization": f"Bearer {token}"})
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=10, context=server.ssl_context()) as resp:
             return resp.status, {"body": resp.read().decode()}
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())
@@ -40,7 +40,7 @@ def call(server: LoopbackAPIServer, path: str, token: str = "admin") -> tuple[in
 def put(server: LoopbackAPIServer, path: str, obj: dict[str, Any]) -> None:
     req = urllib.request.Request(server.url + path, data=json.dumps(obj).encode(), method="POST",
                                  headers={"Authorization": "Bearer admin", "Content-Type": "application/json"})
-    urllib.request.urlopen(req, timeout=10).close()
+    urllib.request.urlopen(req, timeout=10, context=server.ssl_context()).close()
 
 
 def node(name: str, addresses: list[dict[str, str]], port: int) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from ._authn import authorize
 from ._kubeletclient import KubeletClient
 from .auth import Attributes
 from .errors import ApiError
@@ -237,7 +238,7 @@ def connect(handler: Any, user: Any, target: Target, method: str, pairs: Sequenc
     handler.server.count(attrs.verb, attrs.resource)
     if handler.server.enforce_authorization:
         res = handler.server.registry.must("", "v1", attrs.resource)
-        handler._authorize(user, Route(attrs.verb, res, target.namespace, target.name, target.sub))
+        authorize(handler.server.authorizer, user, Route(attrs.verb, res, target.namespace, target.name, target.sub))
     serve(handler, target, method, pairs, raw_query, body)
 
 
