@@ -91,11 +91,11 @@ def wait_until(condition: Callable[[], bool], timeout: float, stop: threading.Ev
 
 
 @contextlib.contextmanager
-def api_server(settings: DemoSettings) -> Iterator[tuple[str, str, str]]:
-    """(kubeconfig path, bearer token for the kubelet API, URL of an embedded server): the given cluster, or
-    an embedded one."""
+def api_server(settings: DemoSettings) -> Iterator[tuple[str, str]]:
+    """(kubeconfig path, bearer token for the kubelet API): the given cluster, or an embedded one, which
+    serves HTTPS with its own CA (the kubeconfig carries it) because it authenticates tokens."""
     if settings.kubeconfig:
-        yield settings.kubeconfig, "", ""  # the kubeconfig's own bearer token, if it has one
+        yield settings.kubeconfig, ""  # the kubeconfig's own bearer token, if it has one
         return
     from componentbase.testing import (
         LoopbackAPIServer,
@@ -105,7 +105,7 @@ def api_server(settings: DemoSettings) -> Iterator[tuple[str, str, str]]:
     admin = User("demo-admin", "demo-admin", ("system:masters",))
     with LoopbackAPIServer(tokens={TOKEN: admin}) as server:
         print(f"loopback API server at {server.url}")
-        yield server.kubeconfig_path, TOKEN, server.url
+        yield server.kubeconfig_path, TOKEN
 
 
 class Demo:
@@ -280,29 +280,27 @@ class Demo:
 
 def run(completed: componentbase.CompletedConfig[Any], stop: threading.Event) -> int:
     settings: DemoSettings = completed.config.component_config
-    with api_server(settings) as (kubeconfig, token, url), tempfile.TemporaryDirectory(prefix="cb-demo-") as tmp:
+    with api_server(settings) as (kubeconfig, token), tempfile.TemporaryDirectory(prefix="cb-demo-") as tmp:
         demo = Demo(settings, stop, kubeconfig, token, Path(tmp))
         try:
             if not demo.start():
                 return 1
             code = demo.run()
             if settings.keep and not stop.is_set():
-                keep_running(url, token, kubeconfig, Path(tmp), stop)
+                keep_running(kubeconfig, stop)
             return code
         finally:
             demo.close()
 
 
-def keep_running(url: str, token: str, kubeconfig: str, workdir: Path, stop: threading.Event) -> None:
-    """Serve kubectl until ``stop`` (Ctrl-C): the embedded server behind TLS, or the given cluster as it is."""
-    with contextlib.ExitStack() as stack:
-        if url:  # kubectl sends no bearer token over plain HTTP
-            kubeconfig = stack.enter_context(cluster.kubectl_access(url, token, workdir))
-        print("\nEverything keeps running. In another terminal:\n"
-              f"  export KUBECONFIG={kubeconfig}\n"
-              "  kubectl get nodes,pods -o wide\n"
-              "Ctrl-C stops it all.", flush=True)
-        stop.wait()
+def keep_running(kubeconfig: str, stop: threading.Event) -> None:
+    """Serve kubectl until ``stop`` (Ctrl-C), on the kubeconfig the components use: the embedded server's
+    (HTTPS, its CA and the admin's token in it) or the given cluster's."""
+    print("\nEverything keeps running. In another terminal:\n"
+          f"  export KUBECONFIG={kubeconfig}\n"
+          "  kubectl get nodes,pods -o wide\n"
+          "Ctrl-C stops it all.", flush=True)
+    stop.wait()
 
 
 def new_command() -> componentbase.Command:

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from componentbase.serving import maybe_default_self_signed
 from componentbase.util import wait_until
-from componentbase_examples.demo.tlsfront import TLSFront
 from componentbase_examples.demo.workload import SCHEDULER_NAME
 
 LEASE_NAME = "componentbase-demo-scheduler"
@@ -113,27 +107,3 @@ def identity_of(process: Process, timeout: float = 20.0) -> str:
     if wait_until(logged, timeout=timeout, interval=0.1) and found:
         return found[0]
     raise RuntimeError(f"{process.name} did not start campaigning; see {process.log_path}")
-
-
-@contextlib.contextmanager
-def kubectl_access(url: str, token: str, workdir: Path) -> Iterator[str]:
-    """The path of a kubeconfig for kubectl: the server at ``url`` behind TLS, with ``token``, while inside."""
-    cert, key = maybe_default_self_signed(str(workdir / "apiserver-pki"), "apiserver")
-    address = urlsplit(url)
-    with TLSFront((address.hostname or "127.0.0.1", address.port or 80), cert, key) as front:
-        path = workdir / "kubeconfig"
-        ca = base64.b64encode(Path(cert).read_bytes()).decode()
-        path.write_text(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: demo
-  cluster: {{server: "https://127.0.0.1:{front.port}", certificate-authority-data: "{ca}"}}
-users:
-- name: demo-admin
-  user: {{token: "{token}"}}
-contexts:
-- name: demo
-  context: {{cluster: demo, user: demo-admin, namespace: default}}
-current-context: demo
-""")
-        yield str(path)

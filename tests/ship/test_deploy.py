@@ -2,10 +2,10 @@
 dry run, then for real), and the scheduler and the virtual kubelet run in-cluster with exactly the
 permissions they grant.
 
-The loopback server lets each ServiceAccount do only what the manifests' roles allow, besides what every
-authenticated user may do (conftest.py; ``SERVER_AUTHORIZES_WITH_RBAC`` is where that switches to the
-server's own RBAC), so a permission missing from rbac.yaml fails these tests: the component cannot elect,
-bind, report status or record, and its log says forbidden.
+The loopback server serves HTTPS with its own CA and authorizes with RBAC (conftest.py): each component runs
+as its ServiceAccount, with a TokenRequest token, so it may do only what the applied manifests' roles grant
+besides what kube's bootstrap roles give every authenticated user. A permission missing from rbac.yaml fails
+these tests: the component cannot elect, bind, report status or record, and its log says forbidden.
 """
 
 from __future__ import annotations
@@ -107,18 +107,23 @@ def pod(name: str, scheduler: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def in_cluster(https: tuple[int, str], tmp_path: Path) -> Callable[[str], dict[str, str]]:
-    """``in_cluster(component)``: the environment of a pod running as that component's ServiceAccount: its
-    token and the server's CA in files, KUBERNETES_SERVICE_HOST/_PORT naming the server."""
-    port, ca = https
+def in_cluster(kube_apiserver: LoopbackAPIServer, tmp_path: Path) -> Callable[[str], dict[str, str]]:
+    """``in_cluster(component)``: the environment of a pod running as that component's ServiceAccount (the
+    manifests applied first): a token of the TokenRequest API, as the kubelet projects it, and the server's
+    CA in files, KUBERNETES_SERVICE_HOST/_PORT naming the server. (``kubectl create token`` would do, once
+    the server reads the protobuf body kubectl sends.)"""
 
     def env(component: str) -> dict[str, str]:
+        namespace, name = ACCOUNTS[component]
         account = tmp_path / f"serviceaccount-{component}"
         account.mkdir(exist_ok=True)
-        (account / "token").write_text(ACCOUNTS[component][2])
-        (account / "ca.crt").write_text(Path(ca).read_text())
-        return {**os.environ, "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(port),
-                SERVICE_ACCOUNT_DIR_ENV: str(account)}
+        with kube_apiserver.api_client() as api:
+            request = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[]))
+            token = client.CoreV1Api(api).create_namespaced_service_account_token(name, namespace, request)
+        (account / "token").write_text(token.status.token)
+        (account / "ca.crt").write_bytes(kube_apiserver.ca_data or b"")
+        return {**os.environ, "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                "KUBERNETES_SERVICE_PORT": str(kube_apiserver.port), SERVICE_ACCOUNT_DIR_ENV: str(account)}
 
     return env
 

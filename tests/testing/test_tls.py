@@ -118,3 +118,17 @@ def test_service_account_tokens_authenticate(tmp_path: Path, kubectl_at: Kubectl
             v1.delete_namespaced_service_account("robot", "default")
             refused = kubectl_at(str(tmp_path / "robot"), "get", "pods", check=False)
             assert refused.returncode == 1 and "Unauthorized" in refused.stderr  # its account is gone
+
+
+def test_a_token_request_with_no_audiences_gets_the_servers() -> None:
+    """The official client sends ``audiences: []`` (the field is required in its model); kube-apiserver
+    defaults an empty list to its own audiences, so the token authenticates."""
+    with LoopbackAPIServer(tokens={"admin": User("admin", "1", ("system:masters",))}) as server:
+        with server.api_client() as api:
+            v1 = client.CoreV1Api(api)
+            v1.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
+            request = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[]))
+            answer = v1.create_namespaced_service_account_token("robot", "default", request)
+            assert answer.spec.audiences == ["https://kubernetes.default.svc"]
+            review = client.AuthenticationV1Api(api).create_token_review({"spec": {"token": answer.status.token}})
+            assert review.status.authenticated

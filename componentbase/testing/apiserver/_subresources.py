@@ -135,7 +135,7 @@ def token_request(sa: dict[str, Any], body: dict[str, Any], issuer: str,
     expiry = spec.get("expirationSeconds")
     expiry = expiry if isinstance(expiry, int) and expiry >= 600 else 3600
     spec["expirationSeconds"] = expiry
-    spec.setdefault("audiences", [issuer])
+    spec["audiences"] = spec.get("audiences") or [issuer]  # an empty list too, as kube-apiserver defaults it
     meta = sa.get("metadata") or {}
     now = int(time.time())
     claims = {"aud": spec["audiences"], "exp": now + expiry, "iat": now, "iss": issuer, "nbf": now,
