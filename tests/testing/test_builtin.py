@@ -115,7 +115,7 @@ KINDS: list[tuple[str, dict[str, Any]]] = [
 def test_kubectl_applies_and_gets_one_object_of_every_built_in_kind(kubectl: Kubectl, tmp_path: Path) -> None:
     manifest = tmp_path / "all.yaml"
     manifest.write_text("\n---\n".join(json.dumps(obj) for _, obj in KINDS))
-    applied = kubectl("apply", "--validate=false", "-f", str(manifest)).stdout.splitlines()
+    applied = kubectl("apply", "-f", str(manifest)).stdout.splitlines()
     assert len(applied) == len(KINDS) and all(line.endswith(" created") for line in applied)
     for resource, obj in KINDS:
         got = json.loads(kubectl("get", resource, obj["metadata"]["name"], "-o", "json").stdout)

@@ -48,7 +48,7 @@ def _create(api: client.CustomObjectsApi, obj: dict[str, Any], version: str = "v
 
 @pytest.mark.process
 def test_a_crd_applied_with_kubectl_is_established_and_served(kubectl: Kubectl) -> None:
-    assert kubectl("apply", "--validate=false", "-f", str(CRD_FILE)).stdout.strip() == (
+    assert kubectl("apply", "-f", str(CRD_FILE)).stdout.strip() == (
         "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created")
     kubectl("wait", "--for=condition=Established", "--timeout=1s", "crd/widgets.example.com")
     status = json.loads(kubectl("get", "crd", "widgets.example.com", "-o", "json").stdout)["status"]
@@ -60,10 +60,10 @@ def test_a_crd_applied_with_kubectl_is_established_and_served(kubectl: Kubectl) 
 
 @pytest.mark.process
 def test_kubectl_shows_kubes_validation_message(kubectl: Kubectl, tmp_path: Path) -> None:
-    kubectl("apply", "--validate=false", "-f", str(CRD_FILE))
+    kubectl("apply", "-f", str(CRD_FILE))
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_widget("w1", size="small", replicas="three")))
-    done = kubectl("apply", "--validate=false", "-f", str(bad), check=False)
+    done = kubectl("apply", "-f", str(bad), check=False)
     assert done.returncode == 1
     assert done.stderr.strip() == ('The Widget "w1" is invalid: spec.replicas: Invalid value: "string": '
                                    'spec.replicas in body must be of type integer: "string"')

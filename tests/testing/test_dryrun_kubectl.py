@@ -26,7 +26,7 @@ def _manifest(tmp_path: Path, **data: str) -> str:
 
 
 def test_kubectl_diff_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api, tmp_path: Path) -> None:
-    kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
+    kubectl("apply", "-f", _manifest(tmp_path, a="1"))
     before = v1.read_namespaced_config_map("demo", "default")
     w = watch_configmaps(v1)
     done = kubectl("diff", "-f", _manifest(tmp_path, a="2"), check=False)
@@ -43,13 +43,13 @@ def test_kubectl_diff_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api, tm
 
 def test_kubectl_apply_server_dry_run_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api,
                                                       tmp_path: Path) -> None:
-    done = kubectl("apply", "--dry-run=server", "--validate=false", "-f", _manifest(tmp_path, a="1"))
+    done = kubectl("apply", "--dry-run=server", "-f", _manifest(tmp_path, a="1"))
     assert done.stdout.strip() == "configmap/demo created (server dry run)"
     assert v1.list_namespaced_config_map("default").items == []
-    kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
+    kubectl("apply", "-f", _manifest(tmp_path, a="1"))
     before = v1.read_namespaced_config_map("demo", "default")
     w = watch_configmaps(v1)
-    done = kubectl("apply", "--dry-run=server", "--validate=false", "-o", "json", "-f", _manifest(tmp_path, a="2"))
+    done = kubectl("apply", "--dry-run=server", "-o", "json", "-f", _manifest(tmp_path, a="2"))
     shown = json.loads(done.stdout)
     assert shown["data"] == {"a": "2"} and shown["metadata"]["resourceVersion"] == before.metadata.resource_version
     after = v1.read_namespaced_config_map("demo", "default")
@@ -59,7 +59,7 @@ def test_kubectl_apply_server_dry_run_changes_nothing(kubectl: Kubectl, v1: clie
 
 def test_kubectl_delete_server_dry_run_changes_nothing(kubectl: Kubectl, v1: client.CoreV1Api,
                                                        tmp_path: Path) -> None:
-    kubectl("apply", "--validate=false", "-f", _manifest(tmp_path, a="1"))
+    kubectl("apply", "-f", _manifest(tmp_path, a="1"))
     v1.create_namespace({"metadata": {"name": "team"}})
     v1.create_namespaced_pod("team", pod_body("p", nodeName="node1"))
     w = watch_configmaps(v1)
