@@ -1,12 +1,15 @@
-"""``/_loopback/faults``: the faults of a server in another process, set over HTTP (``--help`` of the CLI)."""
+"""Faults: ``/_loopback/faults`` (set them in a server in another process, over HTTP) and applying them."""
 
 from __future__ import annotations
 
 import json
+import socket
+import time
+from typing import Any
 
 from ._wire import decode_json
 from .errors import ApiError
-from .faults import Faults, rules_from
+from .faults import Decision, Faults, rules_from
 
 __all__ = ["FAULTS_PATH", "control", "is_control"]
 
@@ -38,3 +41,28 @@ def control(faults: Faults, method: str, path: str, body: bytes) -> bytes:
     elif method != "GET":
         raise ApiError.method_not_allowed()
     return json.dumps({"rules": [r.to_dict() for r in faults.rules()], "counts": dict(faults.counts)}).encode()
+
+
+def apply_faults(handler: Any, d: Decision) -> bool:
+    """Sleep, stall, hang up or fail ``handler``'s request as decided; False when it must not be served."""
+    if d.latency:
+        time.sleep(d.latency)
+    if d.stall:
+        handler.server.faults.stall_event().wait(d.stall)
+    if d.drop:
+        handler.close_connection = True
+        try:
+            handler.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        return False
+    if d.error_code == 429:
+        err = ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
+                       {"retryAfterSeconds": d.retry_after}, {"Retry-After": str(d.retry_after)})
+        handler._send_error(err)
+        return False
+    if d.error_code:
+        handler._send_error(ApiError(d.error_code, "InternalError",
+                                  "Internal error occurred: injected fault"))
+        return False
+    return True

@@ -17,6 +17,7 @@ from ._authn import Authenticator
 from ._bootstrap_roles import bootstrap_objects
 from ._builtin import builtin_resources
 from ._crd import read_crd_files
+from ._deadlines import HEADER_TIMEOUT
 from ._kubeletclient import CLIENT_CA_CONFIGMAP
 from ._proxy import kubelet_client
 from ._rbac import Decider, RBACAuthorizer, UnionAuthorizer
@@ -50,6 +51,8 @@ class LoopbackAPIServer:
     Authentication is on with tokens, ``client_ca_file`` or ``rbac``; then the server serves HTTPS with
     a CA of its own (``tls=True`` asks for HTTPS without it), which the kubeconfig carries. ``rbac``
     authorizes every request from the stored RBAC objects, kube's default roles included.
+    ``header_timeout``: a client must send its request's head (TLS handshake, request line, headers) within
+    this many seconds, or it is hung up on (slowloris).
     ``publish_kubelet_client_ca`` writes the CA of the server's kubelet client certificate into
     ``kube-system/extension-apiserver-authentication`` (``client-ca-file``) at start, so kubelets that read
     it (the example virtual kubelet does) accept the node proxy: ``kubectl logs``, ``exec``, ``attach``.
@@ -75,6 +78,7 @@ class LoopbackAPIServer:
         client_ca_file: str | os.PathLike[str] | None = None,
         rbac: bool = False,
         publish_kubelet_client_ca: bool = False,
+        header_timeout: float = HEADER_TIMEOUT,
     ) -> None:
         self._port = port
         self._resources = list(resources)
@@ -101,6 +105,7 @@ class LoopbackAPIServer:
         self.watch_history = watch_history
         self.bookmark_interval = bookmark_interval
         self.garbage_collection = garbage_collection
+        self.header_timeout = header_timeout
         self.faults = Faults(seed=seed)
         self.store = Store(watch_history)
         self._httpd: LoopbackHTTPServer | None = None
@@ -125,6 +130,7 @@ class LoopbackAPIServer:
             self.enforce_authorization, self.bookmark_interval, registry, self.garbage_collection,
             self._server_tls.context if self._server_tls else None, self._authenticator(registry),
         )
+        httpd.heads.timeout = self.header_timeout
         sa_tokens = httpd.authenticator.service_accounts
         if sa_tokens is not None:
             httpd.rest.sign_token = sa_tokens.sign

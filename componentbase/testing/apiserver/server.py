@@ -18,7 +18,8 @@ from urllib.parse import parse_qsl, urlsplit
 from . import _proxy
 from ._authn import Authenticator, authorize
 from ._builtin import builtin_resources
-from ._control import FAULTS_PATH, control, is_control
+from ._control import FAULTS_PATH, apply_faults, control, is_control
+from ._deadlines import IDLE_TIMEOUT, HeadDeadlines, wait_for_request
 from ._fields import check_fields
 from ._http import HeaderError, read_headers
 from ._media import render, request_body, watch_rows
@@ -78,6 +79,8 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         self.enforce_authorization = enforce_authorization
         self.bookmark_interval = bookmark_interval
         self._conns: set[socket.socket] = set()
+        self.heads = HeadDeadlines()
+        self.idle_timeout = IDLE_TIMEOUT
         self._conns_lock = threading.Lock()
         self._requests: Counter[tuple[str, str]] = Counter()
         faults.on_watch_close(self._wake_watches)
@@ -110,7 +113,12 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     def shutdown_request(self, request: Any) -> None:
         with self._conns_lock:
             self._conns.discard(request)
+        self.heads.done(request)
         super().shutdown_request(request)
+
+    def service_actions(self) -> None:
+        """Each turn of the serve loop: hang up on clients too slow to send a request head."""
+        self.heads.reap()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up mid-request are routine here (drop faults, closed pools): stay quiet."""
@@ -142,9 +150,21 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: tests and benchmarks make thousands of requests."""
 
     def setup(self) -> None:
+        self.server.heads.start(self.request)  # the handshake and the first request's head are due together
+        self._kept_alive = False
         if isinstance(self.request, ssl.SSLSocket):
             self.request.do_handshake()  # a failed handshake is an OSError: the server stays quiet
         super().setup()
+
+    def handle_one_request(self) -> None:
+        """A kept-alive connection waits ``idle_timeout`` for its next request, whose head is then due in time."""
+        if self._kept_alive:
+            if not wait_for_request(self.connection, self.server.idle_timeout):
+                self.close_connection = True
+                return
+            self.server.heads.start(self.connection)
+        self._kept_alive = True
+        super().handle_one_request()
 
     def parse_request(self) -> bool:
         """``http.server``'s, but the headers are read by a plain loop: its email parser took a quarter of
@@ -169,6 +189,8 @@ class _Handler(BaseHTTPRequestHandler):
         except HeaderError as err:
             self.send_error(err.status, err.message)
             return False
+        finally:
+            self.server.heads.done(self.connection)
         connection = self.headers.get("Connection", "").lower()
         self.close_connection = connection == "close" or (self.request_version == "HTTP/1.0"
                                                           and connection != "keep-alive")
@@ -248,7 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
             route = resolve(self.server.registry, method, path, query.get("watch") in ("true", "1"))
             self.server.count(route.verb, route.res.plural if route.res else path)
             decision = self.server.faults.decide(route.verb, route.res.plural if route.res else "", path)
-            if decision is not None and not self._apply_faults(decision):
+            if decision is not None and not apply_faults(self, decision):
                 return
             if self.server.enforce_authorization:
                 authorize(self.server.authorizer, user, route, query)
@@ -316,30 +338,6 @@ class _Handler(BaseHTTPRequestHandler):
         if user is None:
             raise ApiError(401, "Unauthorized", "Unauthorized")
         return user
-
-    def _apply_faults(self, d: Decision) -> bool:
-        """Sleep, stall, hang up or fail as decided; False when the request must not be served."""
-        if d.latency:
-            time.sleep(d.latency)
-        if d.stall:
-            self.server.faults.stall_event().wait(d.stall)
-        if d.drop:
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return False
-        if d.error_code == 429:
-            err = ApiError(429, "TooManyRequests", "Too many requests, please try again later.",
-                           {"retryAfterSeconds": d.retry_after}, {"Retry-After": str(d.retry_after)})
-            self._send_error(err)
-            return False
-        if d.error_code:
-            self._send_error(ApiError(d.error_code, "InternalError",
-                                      "Internal error occurred: injected fault"))
-            return False
-        return True
 
     # --- watch ---------------------------------------------------------------------------------
 
