@@ -23,13 +23,14 @@ _status: list[int] = []
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """Three workers, but none for ``-m unit``: its tests only compute, and each worker would import them all again.
+    """Three workers, but one per core for ``-m unit``: its tests only compute (two workers on two cores: 13.4 s
+    against 17.1 s in one process, for 770 tests, though each worker imports them all again).
 
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return 0 if config.option.markexpr == "unit" else WORKERS
+    return (os.cpu_count() or 1) if config.option.markexpr == "unit" else WORKERS
 
 
 _MODULE_TIER = re.compile(r"^pytestmark = \[?pytest\.mark\.(\w+)", re.MULTILINE)
