@@ -1,12 +1,12 @@
 """Small mechanisms every layer uses: Go durations, quantities, atomic file writes, token buckets, backoff,
 retries and waits on an injectable clock, TTL caches, throw-away certificate authorities, pluggy markers,
-field errors and build information.
+field errors, apimachinery's name and label checks and build information.
 Imports nothing else of componentbase.
 """
 
 from __future__ import annotations
 
-from componentbase.util import field, version
+from componentbase.util import field, validation, version
 from componentbase.util._certs import (
     CertificateAuthority,
 )
@@ -78,6 +78,7 @@ __all__ = [
     "quantity_milli_value",
     "quantity_value",
     "retry_on_error",
+    "validation",
     "version",
     "wait_until",
     "write_atomic",

@@ -17,8 +17,9 @@ from typing import Any
 
 from componentbase.util import QuantityError, parse_quantity
 from componentbase.util.field import ErrorType, FieldError, Path, duplicate, invalid, not_supported, required
+from componentbase.util.validation import config_key, dns1123_label, label_key, label_value, port_name
 
-from ._formats import NAME_RULES, config_key, dns1123_label, label_value, port_name, qualified_name
+from ._formats import NAME_RULES
 from .errors import ApiError
 from .resources import Resource
 
@@ -132,12 +133,12 @@ def validate_meta(res: Resource, meta: Obj) -> list[FieldError]:
         errors += _name_errors(rule, name, "metadata.name", prefix=False)
     labels = _dict(meta.get("labels"))
     for key in sorted(labels):
-        errors += [invalid("metadata.labels", key, msg) for msg in qualified_name(key)]
+        errors += [invalid("metadata.labels", key, msg) for msg in label_key(key)]
         if isinstance(labels[key], str):
             errors += [invalid("metadata.labels", labels[key], msg) for msg in label_value(labels[key])]
     annotations = _dict(meta.get("annotations"))
     for key in sorted(annotations):
-        errors += [invalid("metadata.annotations", key, msg) for msg in qualified_name(key.lower())]
+        errors += [invalid("metadata.annotations", key, msg) for msg in label_key(key.lower())]
     size = sum(len(k.encode()) + len(str(v).encode()) for k, v in annotations.items())
     if size > _ANNOTATIONS_LIMIT:
         errors.append(FieldError(ErrorType.TOO_LONG, "metadata.annotations",
@@ -145,7 +146,7 @@ def validate_meta(res: Resource, meta: Obj) -> list[FieldError]:
     errors += _owner_references(_list(meta.get("ownerReferences")))
     finalizers = [f for f in _list(meta.get("finalizers")) if isinstance(f, str)]
     for finalizer in finalizers:
-        errors += [invalid("metadata.finalizers", finalizer, msg) for msg in qualified_name(finalizer)]
+        errors += [invalid("metadata.finalizers", finalizer, msg) for msg in label_key(finalizer)]
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         errors.append(invalid("metadata.finalizers", finalizers,
                               "finalizer orphan and foregroundDeletion cannot be both set"))
@@ -345,7 +346,7 @@ def _ports(ports: list[Any], path: Path) -> list[FieldError]:
 
 def _resource_name_errors(name: str, path: Path) -> list[FieldError]:
     if "/" in name:
-        return [invalid(path, name, msg) for msg in qualified_name(name)]
+        return [invalid(path, name, msg) for msg in label_key(name)]
     if name in _STANDARD_CONTAINER_RESOURCES or name.startswith("hugepages-"):
         return []
     return [invalid(path, name, "must be a standard resource for containers")]

@@ -6,13 +6,13 @@ checks the default constraints as upstream does though this scheduler never appl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from componentbase import field
+from componentbase.util import validation
 
 __all__ = ["DO_NOT_SCHEDULE", "SCHEDULE_ANYWAY", "SYSTEM_DEFAULTING", "PodTopologySpreadArgs"]
 
@@ -22,42 +22,6 @@ SYSTEM_DEFAULTING, LIST_DEFAULTING = "System", "List"
 
 _CONSTRAINT_FIELDS = frozenset({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
                                 "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"})
-_QNAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-              "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
-              "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-
-
-def _label_name_problems(key: str) -> list[str]:
-    """apimachinery's ``IsQualifiedName``, the check a topology key gets as a label name."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return ["a qualified name " + _QNAME_MSG + " with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
-    problems: list[str] = []
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                problems.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-                problems.append("prefix part " + _DNS1123_MSG)
-    if not name:
-        problems.append("name part must be non-empty")
-    elif len(name) > 63:
-        problems.append("name part must be no more than 63 characters")
-    if not _QNAME.fullmatch(name):
-        problems.append("name part " + _QNAME_MSG)
-    return problems
-
-
 #: The JSON type each field of a v1.TopologySpreadConstraint has; a value of another type is refused by name.
 _CONSTRAINT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "maxSkew": ((int,), "an integer"), "minDomains": ((int,), "an integer"),
@@ -94,7 +58,7 @@ def _validate_constraint(c: Any, p: field.Path) -> list[Exception]:
     if not key:
         errs.append(field.required(p.child("topologyKey"), "can not be empty"))
     else:
-        errs += [field.invalid(p.child("topologyKey"), key, msg) for msg in _label_name_problems(key)]
+        errs += [field.invalid(p.child("topologyKey"), key, msg) for msg in validation.qualified_name(key)]
     action = c.get("whenUnsatisfiable") or ""
     if not action:
         errs.append(field.required(p.child("whenUnsatisfiable"), "can not be empty"))
