@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
 from kubernetes import client, config
 
 
@@ -37,14 +38,6 @@ def _pod(name: str) -> dict[str, Any]:
                              "effect": "NoExecute", "tolerationSeconds": 300}],
         },
     }
-
-
-def _rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 def _rate(label: str, seconds: float, op: Callable[[int], object], limit: int | None = None) -> float:
@@ -75,7 +68,7 @@ def main() -> int:
         try:
             assert proc.stdout is not None
             url = proc.stdout.readline().strip()
-            print(f"server {url} pid {proc.pid}, idle RSS {_rss_kib(proc.pid) / 1024:.1f} MiB")
+            print(f"server {url} pid {proc.pid}, idle RSS {psutil.Process(proc.pid).memory_info().rss / 2**20:.1f} MiB")
             _run(kubeconfig, url, proc.pid, args.seconds, args.pods)
         finally:
             proc.terminate()
@@ -138,7 +131,7 @@ def _memory(url: str, pid: int, pods: int, have: int) -> None:
     items = len(json.loads(resp.read())["items"])
     listed = time.perf_counter() - start
     conn.close()
-    rss = _rss_kib(pid) / 1024
+    rss = psutil.Process(pid).memory_info().rss / 2**20
     print(f"filled to {items} pods in {fill:.2f} s (raw HTTP); full list {listed * 1000:.0f} ms")
     print(f"server RSS with {items} pods: {rss:.1f} MiB (target < 300 MiB): {'OK' if rss < 300 else 'OVER'}")
 

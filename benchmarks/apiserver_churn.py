@@ -23,24 +23,18 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
+
 _PODS = "/api/v1/namespaces/default/pods"
 
 
-def _pod(name: str, generation: int = 0) -> dict[str, Any]:
+def _pod(name: str) -> dict[str, Any]:
     return {
-        "metadata": {"name": name, "labels": {"app": "churn", "generation": str(generation)},
+        "metadata": {"name": name, "labels": {"app": "churn", "generation": "0"},
                      "annotations": {"note": "x" * 200}},
-        "spec": {"containers": [{"name": "main", "image": f"registry.k8s.io/pause:3.{generation % 10}",
+        "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.0",
                                  "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]},
     }
-
-
-def _rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 class _Client:
@@ -107,7 +101,8 @@ def _run(url: str, pid: int, args: argparse.Namespace) -> int:
     seen = [0]
     watcher = threading.Thread(target=_watch, args=(url, stop, seen), daemon=True)
     watcher.start()
-    print(f"server {url} pid {pid}, idle RSS {_rss_kib(pid) / 1024:.1f} MiB; history {args.history}, "
+    server = psutil.Process(pid)
+    print(f"server {url} pid {pid}, idle RSS {server.memory_info().rss / 2**20:.1f} MiB; history {args.history}, "
           f"live {args.live}")
     writes, i = 0, 0
     baseline: float | None = None
@@ -117,7 +112,10 @@ def _run(url: str, pid: int, args: argparse.Namespace) -> int:
     next_sample = start + args.every
     while time.monotonic() - start < args.seconds:
         api.call("POST", _PODS, _pod(f"p-{i}"), want=201)
-        api.call("PUT", f"{_PODS}/p-{i}", _pod(f"p-{i}", 1))
+        pod = json.loads(api.call("GET", f"{_PODS}/p-{i}"))  # an update is a read-modify-write, as client-go's
+        pod["metadata"]["labels"]["generation"] = "1"
+        pod["spec"]["containers"][0]["image"] = "registry.k8s.io/pause:3.1"  # of a pod, only images may change
+        api.call("PUT", f"{_PODS}/p-{i}", pod)
         api.call("PATCH", f"{_PODS}/p-{i}", {"metadata": {"labels": {"generation": "2"}}})
         writes += 3
         if i >= args.live:
@@ -133,13 +131,13 @@ def _run(url: str, pid: int, args: argparse.Namespace) -> int:
         i += 1
         now = time.monotonic()
         if full is None and writes >= 2 * args.history:
-            full = _rss_kib(pid) / 1024
+            full = server.memory_info().rss / 2**20
             print(f"{now - start:7.0f} s  history window full after {writes} writes: RSS {full:.1f} MiB")
         if baseline is None and writes >= args.warmup * args.history:
-            baseline = _rss_kib(pid) / 1024
+            baseline = server.memory_info().rss / 2**20
             print(f"{now - start:7.0f} s  window turned over {args.warmup // 2} times: baseline RSS {baseline:.1f} MiB")
         if now >= next_sample:
-            rss = _rss_kib(pid) / 1024
+            rss = server.memory_info().rss / 2**20
             samples.append((now - start, rss))
             ratio = f"{rss / baseline:.3f}x baseline" if baseline else "filling"
             print(f"{now - start:7.0f} s  {writes:8d} writes  {writes / (now - start):6.0f}/s  "

@@ -18,7 +18,6 @@ Run from the repository root: ``python benchmarks/controller.py [--objects N] [-
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -28,16 +27,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from componentbase.client import ObjectClient, new_api_client
 from componentbase.componentconfig import ClientConnectionConfiguration
 from componentbase.controller import Manager, Request
 
 NAMESPACE = "default"
-
-
-def _rss_kib() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 def _cm(i: int) -> dict[str, Any]:
@@ -69,7 +65,7 @@ def raw_round(api: Any, n: int, greeting: str) -> tuple[float, float]:
 
 
 def manager_round(api: Any, n: int, greeting: str) -> tuple[float, float, int, float]:
-    wall, cpu, rss = time.perf_counter(), time.process_time(), _rss_kib()
+    wall, cpu, rss = time.perf_counter(), time.process_time(), psutil.Process().memory_info().rss
     mgr = Manager(api)
     cms = mgr.informer("v1", "ConfigMap", NAMESPACE, label_selector="hello=true")
     writes = 0
@@ -100,7 +96,7 @@ def manager_round(api: Any, n: int, greeting: str) -> tuple[float, float, int, f
     if not done.wait(600):
         raise SystemExit(f"the manager greeted {len(greeted)} of {n} ConfigMaps in 600s")
     elapsed, spent = time.perf_counter() - wall, time.process_time() - cpu
-    rss_per_object = (_rss_kib() - rss) * 1024 / n
+    rss_per_object = (psutil.Process().memory_info().rss - rss) / n
     stop.set()
     thread.join(60)
     return elapsed, spent, writes, rss_per_object
