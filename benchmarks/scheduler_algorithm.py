@@ -46,7 +46,8 @@ def make_node(i: int, rng: random.Random) -> dict[str, object]:
 def make_pod(i: int, rng: random.Random) -> dict[str, object]:
     cpu = rng.choice(["100m", "250m", "500m", "1"])
     mem = rng.choice(["128Mi", "256Mi", "512Mi", "1Gi"])
-    spec: dict[str, object] = {"containers": [{"name": "app", "resources": {"requests": {"cpu": cpu, "memory": mem}}}]}
+    spec: dict[str, object] = {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                                               "resources": {"requests": {"cpu": cpu, "memory": mem}}}]}
     kind = i % 10
     if kind == 1:
         spec["nodeSelector"] = {"topology.kubernetes.io/zone": ZONES[i % 3]}
