@@ -32,8 +32,10 @@ def generate_self_signed(host: str, alternate_ips: Sequence[str] = (),
         ips.insert(0, host)
     except ValueError:
         dns.insert(0, host)
-    ca = CertificateAuthority.generate(f"{host}-ca@{stamp}", key_kind="rsa")
-    cert, key = ca.issue(f"{host}@{stamp}", hosts=[*ips, *dns], server=True)
+    # The serving key is RSA as upstream's, so a --tls-cipher-suites list of *_RSA_* suites still
+    # handshakes; the throw-away CA's key only signs, and an EC key costs ~0.1 ms against ~70 ms for RSA.
+    ca = CertificateAuthority.generate(f"{host}-ca@{stamp}", key_kind="ec")
+    cert, key = ca.issue(f"{host}@{stamp}", hosts=[*ips, *dns], server=True, key_kind="rsa")
     return cert + ca.cert_pem, key
 
 

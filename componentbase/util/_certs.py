@@ -69,8 +69,11 @@ class CertificateAuthority:
         return cls(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key), key_kind)
 
     def issue(self, common_name: str, *, organizations: Sequence[str] = (), hosts: Sequence[str] = (),
-              server: bool = False, client: bool = False) -> tuple[bytes, bytes]:
+              server: bool = False, client: bool = False, key_kind: str | None = None) -> tuple[bytes, bytes]:
         """(certificate PEM, key PEM) signed by this CA.
+
+        The new key is of ``key_kind`` ("ec" or "rsa"; the CA's own kind when not given): a serving
+        certificate's key decides which cipher suites a handshake can use, the CA's key does not.
 
         ``hosts`` (IP addresses or DNS names) become subject alternative names; ``server`` and ``client``
         set the extended key usages TLS checks; ``organizations`` become O attributes, which
@@ -82,7 +85,7 @@ class CertificateAuthority:
 
         ca_cert = x509.load_pem_x509_certificate(self.cert_pem)
         ca_key = serialization.load_pem_private_key(self.key_pem, password=None)
-        key = _new_key(self.key_kind)
+        key = _new_key(key_kind or self.key_kind)
         attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
         attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
         now = dt.datetime.now(dt.UTC)

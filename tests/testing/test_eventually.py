@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from componentbase.testing import eventually
@@ -48,3 +50,21 @@ def test_ignored_errors_mean_not_yet_and_the_last_one_is_told() -> None:
 def test_other_errors_propagate_at_once() -> None:
     with pytest.raises(KeyError):
         eventually(lambda: {}["missing"], ignoring=(OSError,))
+
+
+def test_pauses_grow_from_10_ms_to_at_most_100_ms_unless_an_interval_is_given(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr("componentbase.testing._eventually.time.sleep", pauses.append)
+
+    def after(polls: int) -> object:
+        answers = iter([False] * polls + [True])
+        return lambda: next(answers)
+
+    eventually(after(10), timeout=60)
+    assert pauses[0] == pytest.approx(0.01)
+    assert all(b > a or b == pytest.approx(0.1) for a, b in itertools.pairwise(pauses))
+    assert max(pauses) == pytest.approx(0.1)
+    pauses.clear()
+    eventually(after(4), timeout=60, interval=0.05)
+    assert pauses == [0.05] * 4
