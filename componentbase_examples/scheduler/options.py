@@ -30,7 +30,7 @@ class DeprecatedOptions(componentbase.Options):
         default=100, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG, type_label="int32")
     kube_api_content_type: str = componentbase.flag(
         "kube-api-content-type", "DEPRECATED: content type of requests sent to apiserver.",
-        default="application/json", section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
+        default="application/vnd.kubernetes.protobuf", section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
     lock_object_name: str = componentbase.flag(
         "lock-object-name", "DEPRECATED: define the name of the lock object. "
         "Will be removed in favor of leader-elect-resource-name.",

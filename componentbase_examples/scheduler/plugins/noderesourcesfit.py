@@ -57,10 +57,14 @@ class NodeResourcesFitArgs:
 
     def validate(self, path: field.Path) -> list[Exception]:
         errs: list[Exception] = []
+        qualified = componentbase.util.validation.qualified_name
+        for i, res in enumerate(self.ignored_resources):
+            errs += [field.invalid(path.child("ignoredResources").index(i), res, m) for m in qualified(res)]
         for i, group in enumerate(self.ignored_resource_groups):
             if "/" in group:
                 errs.append(field.invalid(path.child("ignoredResourceGroups").index(i), group,
                                           "resource group name can't contain '/'"))
+            errs += [field.invalid(path.child("ignoredResourceGroups").index(i), group, m) for m in qualified(group)]
         spath = path.child("scoringStrategy")
         strategy = self.scoring_strategy
         if strategy.type not in (LEAST_ALLOCATED, MOST_ALLOCATED, RATIO):
@@ -71,8 +75,8 @@ class NodeResourcesFitArgs:
             rpath = spath.child("requestedToCapacityRatio")
             if strategy.requested_to_capacity_ratio is None:
                 errs.append(field.required(rpath, "required for RequestedToCapacityRatio"))
-            else:
-                errs += _validate_shape(strategy.requested_to_capacity_ratio.shape, rpath.child("shape"))
+            else:  # kube's path, without requestedToCapacityRatio
+                errs += _validate_shape(strategy.requested_to_capacity_ratio.shape, spath.child("shape"))
         return errs
 
 
@@ -83,7 +87,7 @@ def _validate_shape(shape: list[UtilizationShapePoint], path: field.Path) -> lis
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
             errs.append(field.invalid(path.index(i).child("utilization"), shape[i].utilization,
-                                      "utilization values must be sorted in increasing order"))
+                                      "values must be sorted in increasing order"))
             break
     for i, point in enumerate(shape):
         if not 0 <= point.utilization <= 100:

@@ -21,7 +21,7 @@ def default_resources() -> list[ResourceSpec]:
 
 def validate_resources(resources: list[ResourceSpec], path: field.Path) -> list[Exception]:
     return [field.invalid(path.index(i).child("weight"), r.weight,
-                          f"resource weight of {r.name} not in valid range [1, 100]")
+                          f"resource weight of {r.name} not in valid range (0, 100]")
             for i, r in enumerate(resources) if not 1 <= r.weight <= 100]
 
 
