@@ -86,8 +86,8 @@ def default_args(name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     if cls is None:
         return None
     body = {k: v for k, v in _drop_nulls(args).items() if k not in ("apiVersion", "kind")}
-    try:
-        decoded: Any = componentbase.componentconfig.structure(body, cls)
+    try:  # no args: the attrs defaults, without loading the codec (``--help`` defaults a config too)
+        decoded: Any = componentbase.componentconfig.structure(body, cls) if body else cls()
     except componentbase.DecodeError:
         return None
     _set_defaults_args(decoded)
