@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import componentbase
-from componentbase.componentconfig import Int32
+from componentbase.componentconfig import Int32, Int64
 from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler.plugins import DEFAULT_PLUGINS
 from componentbase_examples.scheduler.plugins.resourcespec import ResourceSpec, default_resources
@@ -64,7 +64,7 @@ def _default_resources(resources: list[ResourceSpec]) -> list[ResourceSpec]:
     if not resources:
         return default_resources()
     for spec in resources:
-        spec.weight = spec.weight or 1
+        spec.weight = spec.weight or Int64(1)
     return resources
 
 

@@ -279,3 +279,25 @@ extenders:
 ])
 def test_extender_validation_is_kubes(extenders: str, expected: str) -> None:
     assert _errors(f"extenders: {extenders}\n") == [expected]
+
+
+def test_plugin_args_overflow_is_refused_with_the_args_path() -> None:
+    errors = _errors("""profiles:
+- pluginConfig:
+  - name: InterPodAffinity
+    args: {hardPodAffinityWeight: 2147483648}
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources: [{name: cpu, weight: 9223372036854775808}]
+        requestedToCapacityRatio: {shape: [{utilization: 4294967296, score: 1}]}
+""")
+    assert errors == [
+        "profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 2147483648: "
+        "cannot unmarshal number into Go value of type int32",
+        "profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid value: 9223372036854775808: "
+        "cannot unmarshal number into Go value of type int64",
+        "profiles[0].pluginConfig[1].args.scoringStrategy.requestedToCapacityRatio.shape[0].utilization: "
+        "Invalid value: 4294967296: cannot unmarshal number into Go value of type int32",
+    ]

@@ -15,6 +15,7 @@ import attrs
 
 import componentbase
 from componentbase import field
+from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, Code, CycleState, Plugin, Status
 from componentbase_examples.scheduler.plugins.resourcespec import (
     ResourceSpec,
@@ -33,8 +34,8 @@ MAX_UTILIZATION = 100
 
 @attrs.define(kw_only=True)
 class UtilizationShapePoint:
-    utilization: int
-    score: int
+    utilization: Int32
+    score: Int32
 
 
 @attrs.define(kw_only=True)
@@ -172,7 +173,7 @@ class NodeResourcesFit(Plugin):
         self.ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
         self.resources = [(r.name, r.weight) for r in strategy.resources or default_resources()]
-        weights = [w for _, w in self.resources]
+        weights: list[int] = [w for _, w in self.resources]
         self.least_cpu_memory = strategy.type == LEAST_ALLOCATED and [n for n, _ in self.resources] == [CPU, MEMORY]
         if strategy.type == RATIO:
             shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []
