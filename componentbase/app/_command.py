@@ -2,7 +2,8 @@
 
 version -> print flags -> refuse arguments -> complete -> validate -> write-config-to -> config ->
 complete -> configz -> run, with SIGINT/SIGTERM setting the stop event. Each failure is a short message
-and an exit code (2 for bad usage, 1 for bad configuration), never a traceback.
+and exit code 1, never a traceback: component-base's ``cli.Run`` exits 1 for every error, a command line
+that does not parse included (cobra's usage errors are errors like any other).
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class Command:
             positional = self.flags.parse(args, warn=err)
         except cliflags.FlagError as e:
             err.write(f"Error: {e}\nRun '{self.name} --help' for usage.\n")
-            return 2
+            return 1
         if self._help.value:
             out.write(self.help_text(cliflags.terminal_width()))
             return 0
@@ -186,7 +187,7 @@ class Command:
         if positional:
             err.write(f"Error: arguments are not supported, got {json.dumps(positional)}\n"
                       f"Run '{self.name} --help' for usage.\n")
-            return 2
+            return 1
         errors = self.options.complete()
         if not errors:
             errors = self.options.validate()

@@ -162,6 +162,8 @@ class Flag:
     shorthand: str = ""
     #: Set when the flag is deprecated: the reason printed on use.
     deprecated: str = ""
+    #: Set when the flag is accepted but does nothing here: why, printed once when it is set.
+    inert: str = ""
     #: Never shown in help. pflag's MarkDeprecated hides the flag too; kube-scheduler's style shows it.
     hidden: bool = False
     #: The value a bare ``--flag`` means (``true`` for bools), as pflag's NoOptDefVal.
@@ -335,6 +337,8 @@ class NamedFlagSets:
                     raise FlagError(f"flag needs an argument: {flag.display_name().split(', ')[-1]}")
             if flag.deprecated:
                 out.write(f"Flag --{flag.name} has been deprecated, {flag.deprecated}\n")
+            if flag.inert and not flag.changed:
+                out.write(f"Flag --{flag.name} has no effect here: {flag.inert}\n")
             flag.set(value)
         return positional
 

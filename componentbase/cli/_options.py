@@ -37,6 +37,7 @@ class FlagSpec:
     hidden: bool = False
     type_label: str = ""
     secret: bool = False
+    inert: str = ""
 
 
 def flag(
@@ -52,13 +53,18 @@ def flag(
     hidden: bool = False,
     type_label: str = "",
     secret: bool = False,
+    inert: str = "",
 ) -> Any:
     """An attrs field bound to ``--name``; its default is the flag's default.
 
     ``deprecated`` warns on use; with ``hidden`` too the flag leaves help (pflag's MarkDeprecated),
     without it the flag stays in its section marked ``DEPRECATED``. ``secret`` keeps the value out of logs.
+    ``inert`` accepts a flag that has no effect in this implementation: the reason is added to its help
+    and printed once when the flag is set, so a command line written for the Go component still runs.
     """
-    spec = FlagSpec(name, usage, section, type, shorthand, deprecated, hidden, type_label, secret)
+    if inert:
+        usage = f"{usage} [No effect here: {inert}]"
+    spec = FlagSpec(name, usage, section, type, shorthand, deprecated, hidden, type_label, secret, inert)
     converter = Duration if type is cliflags.DURATION else None
     if factory is not None:
         return attrs.field(factory=factory, metadata={_FLAG: spec}, converter=converter)
@@ -109,7 +115,7 @@ class Options:
             fss.flag_set(spec.section).var(
                 spec.name, self, a.name, spec.type or _flag_type(cls, a), spec.usage,
                 shorthand=spec.shorthand, deprecated=spec.deprecated, hidden=spec.hidden,
-                type_label=spec.type_label, secret=spec.secret,
+                type_label=spec.type_label, secret=spec.secret, inert=spec.inert,
             )
         for sub in self.sub_options():
             sub.add_flags(fss)

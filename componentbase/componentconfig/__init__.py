@@ -17,6 +17,7 @@ from componentbase.componentconfig._featuregate import (
 from componentbase.componentconfig._featuregateoptions import (
     FeatureGateOptions,
 )
+from componentbase.componentconfig._gotypes import NULL_IS_UNSET, Float32, Int32, Int64, pointer
 from componentbase.componentconfig._leaderelectionoptions import (
     LeaderElectionOptions,
 )
@@ -36,6 +37,7 @@ from componentbase.componentconfig._types import (
 
 __all__ = [
     "JSON_NAME",
+    "NULL_IS_UNSET",
     "ClientConnectionConfiguration",
     "DebuggingConfiguration",
     "DecodeError",
@@ -43,6 +45,9 @@ __all__ = [
     "FeatureGateError",
     "FeatureGateOptions",
     "FeatureSpec",
+    "Float32",
+    "Int32",
+    "Int64",
     "LeaderElectionConfiguration",
     "LeaderElectionOptions",
     "Scheme",
@@ -51,6 +56,7 @@ __all__ = [
     "decode_as",
     "decode_file_as",
     "json_name_of",
+    "pointer",
     "set_defaults_client_connection_configuration",
     "structure",
     "to_dict",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from componentbase.componentconfig._errors import LocatedError
+from componentbase.componentconfig._gotypes import NULL_IS_UNSET, SIZED
 from componentbase.componentconfig._load import Segment, line_of
 from componentbase.componentconfig._naming import json_name_of
 from componentbase.util import field
@@ -110,6 +111,15 @@ def _structure_literal(value: Any, cls: Any) -> Any:
     raise _unsupported(value, allowed)
 
 
+def _structure_sized(value: Any, t: Any) -> Any:
+    """A Go sized number: the type's rule, then its range, as Go's JSON decoder refuses an overflow."""
+    go_name, low, high = SIZED[t]
+    number = _structure_scalar(value, t.__supertype__)
+    if not low <= number <= high:
+        raise _BadValue(field.ErrorType.INVALID, value, f"cannot unmarshal number into Go value of type {go_name}")
+    return number
+
+
 def _is_list(t: Any) -> bool:
     return t is list or typing.get_origin(t) in (list, Sequence)
 
@@ -178,10 +188,13 @@ def _attrs_hook(conv: cattrs.Converter, cls: type) -> Callable[[Any, Any], Any]:
     attrs.resolve_types(cls)
     renames = {a.name: override(rename=json_name_of(a)) for a in attrs.fields(cls)}
     inner: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv, **renames)  # type: ignore[arg-type]
+    unset_if_null = {json_name_of(a) for a in attrs.fields(cls) if a.metadata.get(NULL_IS_UNSET)}
 
     def hook(value: Any, _t: Any) -> Any:
         if not isinstance(value, dict):
             raise bad_value(value, "a map")
+        if unset_if_null:
+            value = {k: v for k, v in value.items() if v is not None or k not in unset_if_null}
         return inner(value, cls)
 
     return hook
@@ -195,6 +208,8 @@ def _converter() -> cattrs.Converter:
     # singledispatch picks these for subclasses too (IntEnum, Duration); _structure_scalar sorts them out.
     for scalar in (str, int, float, bool, enum.Enum):
         conv.register_structure_hook(scalar, _structure_scalar)
+    for sized in SIZED:
+        conv.register_structure_hook(sized, _structure_sized)
     conv.register_structure_hook_func(_is_literal, _structure_literal)
     conv.register_structure_hook_func(_is_list, functools.partial(_structure_list, conv))
     conv.register_structure_hook_func(_is_dict, functools.partial(_structure_dict, conv))

@@ -40,7 +40,8 @@ class ClientConnectionConfiguration:
 
     kubeconfig: str = ""
     accept_content_types: str = ""
-    content_type: str = "application/json"
+    #: Empty until defaulted (component-base's default is protobuf); the official Python client speaks JSON.
+    content_type: str = ""
     qps: float = 50.0
     burst: int = 100
 
@@ -69,8 +70,11 @@ class DebuggingConfiguration:
 def set_defaults_client_connection_configuration(cfg: ClientConnectionConfiguration) -> None:
     """component-base's recommended defaults: a qps or burst of 0 in a config file means 50 and 100.
 
-    Without it 0 would reach the client, where client-go takes it for its own 5 and 10.
+    Without it 0 would reach the client, where client-go takes it for its own 5 and 10. An empty content
+    type means protobuf, as upstream; it is recorded, not used: the official Python client speaks JSON.
     """
+    if not cfg.content_type:
+        cfg.content_type = "application/vnd.kubernetes.protobuf"
     if cfg.qps == 0:
         cfg.qps = 50.0
     if cfg.burst == 0:

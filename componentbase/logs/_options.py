@@ -20,12 +20,30 @@ from componentbase.logs._format import (
     KlogFormatter,
     verbosity_of,
 )
-from componentbase.util import field
+from componentbase.util import field, parse_quantity
+from componentbase.util._duration import Duration
 
 __all__ = ["FORMATS", "LogsOptions", "V", "configure"]
 
 FORMATS = ("text", "json")
 SECTION = "Logs flags"
+
+
+def _parse_size(text: str) -> str:
+    parse_quantity(text)  # ValueError names what is wrong
+    return text
+
+
+#: component-base's ``quantity`` flag: a byte size such as ``512``, ``1K``, ``2Ki``.
+QUANTITY = cliflags.FlagType("quantity", _parse_size, str, "0")
+
+_BUFFER = ("[Alpha] In {fmt} format with split output streams, the info messages can be buffered for a while to "
+           "increase performance. The default value of zero bytes disables buffering. The size can be specified as "
+           "number of bytes (512), multiples of 1000 (1K), multiples of 1024 (2Ki), or powers of those (3M, 4G, 5Mi, "
+           "6Gi). Enable the LoggingAlphaOptions feature gate to use this.")
+_SPLIT = ("[Alpha] In {fmt} format, write error messages to stderr and info messages to stdout. The default is to "
+          "write a single stream to stdout. Enable the LoggingAlphaOptions feature gate to use this.")
+_ONE_STREAM = "every log line is written to stderr at once, unbuffered"
 
 
 def V(level: int) -> int:
@@ -84,6 +102,12 @@ class LogsOptions(Options):
     verbosity: int = 0
     vmodule: str = ""
     format: str = "text"
+    #: Accepted as component-base's, with no effect: Python's handlers write each line through.
+    flush_frequency: Duration = attrs.field(default=Duration(5), converter=Duration)
+    text_info_buffer_size: str = "0"
+    json_info_buffer_size: str = "0"
+    text_split_stream: bool = False
+    json_split_stream: bool = False
 
     def add_flags(self, fss: cliflags.NamedFlagSets) -> None:
         fs = fss.flag_set(SECTION)
@@ -93,6 +117,15 @@ class LogsOptions(Options):
                   "(only works for text log format)", type_label="pattern=N,...")
         fs.string("logging-format", self, "format",
                   'Sets the log format. Permitted formats: "json", "text".')
+        fs.duration("log-flush-frequency", self, "flush_frequency", "Maximum number of seconds between log flushes "
+                    "[No effect here: each log line is written through at once]",
+                    inert="each log line is written through at once")
+        for fmt in FORMATS:
+            name = fmt.upper() if fmt == "json" else fmt
+            fs.var(f"log-{fmt}-info-buffer-size", self, f"{fmt}_info_buffer_size", QUANTITY,
+                   _BUFFER.format(fmt=name) + f" [No effect here: {_ONE_STREAM}]", inert=_ONE_STREAM)
+            fs.bool(f"log-{fmt}-split-stream", self, f"{fmt}_split_stream",
+                    _SPLIT.format(fmt=name) + f" [No effect here: {_ONE_STREAM}]", inert=_ONE_STREAM)
 
     def validate(self) -> list[Exception]:
         errs: list[Exception] = []

@@ -44,6 +44,28 @@ def _format_allow_labels(value: Any) -> str:
     return "[" + ",".join(f"{k}={v}" for k, v in sorted((value or {}).items())) + "]"
 
 
+def _read_manifest(path: str) -> dict[str, str]:
+    """component-base's allow-list manifest: ``allowListMapping: {"metric,label": "v1,v2"}``."""
+    if not path:
+        return {}
+    from ruamel.yaml import YAML  # slow import: only when a manifest is given
+    from ruamel.yaml.error import YAMLError  # slow import, as above
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = YAML(typ="safe").load(f) or {}
+    except OSError as err:
+        raise ValueError(f"--allow-metric-labels-manifest: failed to read allow list manifest {path}: "
+                         f"{err.strerror or err}") from None
+    except YAMLError as err:
+        raise ValueError(f"--allow-metric-labels-manifest: failed to parse allow list manifest {path}: "
+                         f"{str(err).splitlines()[0]}") from None
+    mapping = data.get("allowListMapping") if isinstance(data, dict) else None
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
+        raise ValueError(f"--allow-metric-labels-manifest: {path}: want allowListMapping, a map of strings")
+    return {str(k): v for k, v in mapping.items()}
+
+
 #: pflag's ``stringToString``, split so that values may hold commas (``m,l='v1,v2' m,l2='v3'``).
 STRING_TO_STRING = cliflags.FlagType("stringToString", _parse_allow_labels, _format_allow_labels, {})
 
@@ -63,7 +85,14 @@ class MetricsOptions(Options):
         "disabled-metrics", "This flag provides an escape hatch for misbehaving metrics. You must provide the fully "
         "qualified metric name in order to disable it. Disclaimer: disabling metrics is higher in precedence than "
         "showing hidden metrics.", factory=list, section=SECTION)
+    allow_metric_labels_manifest: str = flag(
+        "allow-metric-labels-manifest", "The path to the manifest file that contains the allow-list mapping. The "
+        "format of the file is the same as the flag --allow-metric-labels, i.e.,\nallowListMapping:\n"
+        '"metric1,label1": "value11,value12"\n"metric2,label2": ""\nNote that the flag --allow-metric-labels '
+        "will override the manifest file.", default="", section=SECTION)
     allow_metric_labels: dict[str, str] = attrs.field(factory=dict)
+    #: What ``--allow-metric-labels-manifest`` holds, read by ``validate``.
+    manifest_labels: dict[str, str] = attrs.field(factory=dict)
     #: The version ``--show-hidden-metrics-for-version`` is checked against; componentbase's by default.
     current_version: str = ""
 
@@ -81,7 +110,11 @@ class MetricsOptions(Options):
         problem = self._hidden_version_problem()
         if problem:
             errs.append(ValueError(problem))
-        for key in self.allow_metric_labels:
+        try:
+            self.manifest_labels = _read_manifest(self.allow_metric_labels_manifest)
+        except ValueError as err:
+            errs.append(err)
+        for key in {**self.manifest_labels, **self.allow_metric_labels}:
             if not _KEY.fullmatch(key):
                 errs.append(ValueError(f"--allow-metric-labels: {key!r}: must have a list of kv pair with format "
                                        "`metricName,labelName=labelValue, labelValue,...`"))
@@ -107,7 +140,7 @@ class MetricsOptions(Options):
 
     def allow_labels(self) -> dict[str, list[str]]:
         return {key: [v.strip() for v in value.split(",") if v.strip()]
-                for key, value in self.allow_metric_labels.items()}
+                for key, value in {**self.manifest_labels, **self.allow_metric_labels}.items()}
 
     def apply_to(self, config: Any) -> None:
         super().apply_to(config)

@@ -38,6 +38,9 @@ SECTION = "Authentication flags"
 
 log = logging.getLogger("componentbase.serving")
 
+REQUEST_HEADER = ("request-header (front proxy) authentication is not implemented: a request is authenticated by "
+                  "its bearer token or its client certificate")
+
 AUTH_CONFIGMAP_NAMESPACE = "kube-system"
 AUTH_CONFIGMAP_NAME = "extension-apiserver-authentication"
 
@@ -121,6 +124,33 @@ class AuthenticationOptions(Options):
         "authentication-tolerate-lookup-failure", "If true, failures to look up missing authentication "
         "configuration from the cluster are not considered fatal. Note that this can result in authentication "
         "that treats all requests as anonymous.", default=False, section=SECTION)
+    client_ca_file: str = flag(
+        "client-ca-file", "If set, any request presenting a client certificate signed by one of the authorities in "
+        "the client-ca-file is authenticated with an identity corresponding to the CommonName of the client "
+        "certificate.", default="", section=SECTION)
+    requestheader_allowed_names: list[str] = flag(
+        "requestheader-allowed-names", "List of client certificate common names to allow to provide usernames in "
+        "headers specified by --requestheader-username-headers. If empty, any client certificate validated by the "
+        "authorities in --requestheader-client-ca-file is allowed.", factory=list, section=SECTION,
+        inert=REQUEST_HEADER)
+    requestheader_client_ca_file: str = flag(
+        "requestheader-client-ca-file", "Root certificate bundle to use to verify client certificates on incoming "
+        "requests before trusting usernames in headers specified by --requestheader-username-headers. WARNING: "
+        "generally do not depend on authorization being already done for incoming requests.", default="",
+        section=SECTION, inert=REQUEST_HEADER)
+    requestheader_extra_headers_prefix: list[str] = flag(
+        "requestheader-extra-headers-prefix", "List of request header prefixes to inspect. X-Remote-Extra- is "
+        "suggested.", factory=lambda: ["x-remote-extra-"], section=SECTION, inert=REQUEST_HEADER)
+    requestheader_group_headers: list[str] = flag(
+        "requestheader-group-headers", "List of request headers to inspect for groups. X-Remote-Group is "
+        "suggested.", factory=lambda: ["x-remote-group"], section=SECTION, inert=REQUEST_HEADER)
+    requestheader_uid_headers: list[str] = flag(
+        "requestheader-uid-headers", "List of request headers to inspect for UIDs. X-Remote-Uid is suggested. "
+        "Requires the RemoteRequestHeaderUID feature to be enabled.", factory=list, section=SECTION,
+        inert=REQUEST_HEADER)
+    requestheader_username_headers: list[str] = flag(
+        "requestheader-username-headers", "List of request headers to inspect for usernames. X-Remote-User is "
+        "common.", factory=lambda: ["x-remote-user"], section=SECTION, inert=REQUEST_HEADER)
     #: Bounds each TokenReview (upstream's ClientTimeout).
     client_timeout: float = 10.0
 
@@ -136,18 +166,36 @@ class AuthenticationOptions(Options):
         if getattr(config, "secure_serving", None) is None:
             config.authentication = None
             return
+        client_ca = self._read_client_ca_file()
         api = delegation_client(self.kubeconfig, "authentication", self.client_timeout)
         if api is None:
-            log.warning("No authentication-kubeconfig provided in order to lookup client-ca-file in "
-                        "configmap/%s in %s, so client certificate authentication won't work.",
-                        AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE)
+            if not client_ca:
+                log.warning("No authentication-kubeconfig provided in order to lookup client-ca-file in "
+                            "configmap/%s in %s, so client certificate authentication won't work.",
+                            AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE)
             log.warning("No authentication-kubeconfig provided, so TokenReview of bearer tokens won't work: "
                         "only the always-allowed paths are served.")
-            config.authentication = AuthenticationInfo()
+            config.authentication = AuthenticationInfo(client_ca=client_ca)
             return
-        client_ca = "" if self.skip_lookup else self._lookup_client_ca(api)
+        if not client_ca and not self.skip_lookup:  # as upstream, the cluster's CA only fills what is missing
+            client_ca = self._lookup_client_ca(api)
         config.authentication = AuthenticationInfo(
             token=TokenReviewAuthenticator(api, float(self.cache_ttl), self.client_timeout), client_ca=client_ca)
+
+    def _read_client_ca_file(self) -> str:
+        """``--client-ca-file``'s PEM, read when the config is built: a bad file fails the start, in one line."""
+        if not self.client_ca_file:
+            return ""
+        try:
+            with open(self.client_ca_file, encoding="ascii") as f:
+                pem = f.read()
+        except (OSError, UnicodeDecodeError) as err:
+            reason = getattr(err, "strerror", None) or err
+            raise ValueError(f"unable to load client CA file {self.client_ca_file}: {reason}") from None
+        if "-----BEGIN CERTIFICATE-----" not in pem:
+            raise ValueError(f"unable to load client CA file {self.client_ca_file}: data does not contain any "
+                             "valid RSA or ECDSA certificates")
+        return pem
 
     def _lookup_client_ca(self, api: Any) -> str:
         """The cluster's client CA, as upstream's lookupMissingConfigInCluster; tolerated failures warn."""

@@ -46,6 +46,27 @@ def _parse_ip(text: str) -> str:
 #: pflag's ``ip`` flag type.
 IP = cliflags.FlagType("ip", _parse_ip, str, "")
 
+
+def _parse_named_cert_key(text: str) -> list[str]:
+    """apiserver's ``namedCertKey``: ``cert,key`` optionally followed by ``:domain,domain...``."""
+    files = text.split(":", 1)[0].split(",")
+    if len(files) != 2 or not all(f.strip() for f in files):
+        raise ValueError("expected comma separated certificate and key file paths")
+    return [text]
+
+
+def _parse_int32_slice(text: str) -> list[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if any(not -(2**31) <= v < 2**31 for v in values):
+        raise ValueError("value out of range")
+    return values
+
+
+NAMED_CERT_KEY = cliflags.FlagType("string", _parse_named_cert_key, lambda v: ";".join(v or []), [])
+INT32_SLICE = cliflags.FlagType("int32Slice", _parse_int32_slice, lambda v: "[" + ",".join(map(str, v or [])) + "]",
+                                None)
+HTTP1_ONLY = "the server speaks HTTP/1.1 only"
+
 _CIPHER_HELP = (
     "Comma-separated list of cipher suites for the server. If omitted, the default Python (OpenSSL) cipher "
     "suites will be used. \nPreferred values: " + ", ".join(sorted((*tls.CIPHER_SUITES, *tls.TLS13_CIPHER_SUITES)))
@@ -65,6 +86,8 @@ class SecureServingInfo:
     cipher_suites: tuple[str, ...] = ()
     #: How long a stop waits for requests in flight before hanging up on them.
     shutdown_timeout: float = 5.0
+    #: ``SO_REUSEPORT`` on the listener (``--permit-port-sharing``).
+    reuse_port: bool = False
     #: Timeouts and limits against slow, greedy and malformed clients.
     limits: ServerLimits = attrs.field(factory=ServerLimits)
 
@@ -111,6 +134,37 @@ class SecureServingOptions(Options):
         "tls-min-version", "Minimum TLS version supported. Possible values: " + ", ".join(tls.TLS_VERSIONS),
         default="", section=SECTION)
     tls_cipher_suites: list[str] = flag("tls-cipher-suites", _CIPHER_HELP, factory=list, section=SECTION)
+    tls_sni_cert_key: list[str] = flag(
+        "tls-sni-cert-key", "A pair of x509 certificate and private key file paths, optionally suffixed with a list "
+        "of domain patterns which are fully qualified domain names, possibly with prefixed wildcard segments. The "
+        "domain patterns also allow IP addresses, but IPs should only be used if the apiserver has visibility to "
+        "the IP address requested by a client. If no domain patterns are provided, the names of the certificate "
+        "are extracted. Non-wildcard matches trump over wildcard matches, explicit domain patterns trump over "
+        "extracted names. For multiple key/certificate pairs, use the --tls-sni-cert-key multiple times. Examples: "
+        '"example.crt,example.key" or "foo.crt,foo.key:*.foo.com,foo.com".', factory=list, section=SECTION,
+        type=NAMED_CERT_KEY, inert="every client gets the certificate of --tls-cert-file (or the generated one)")
+    tls_curve_preferences: list[int] = flag(
+        "tls-curve-preferences", "Comma-separated list of numeric Go crypto/tls CurveID values, as the allowed key "
+        "exchange mechanisms for the server. The supported values depend on the Go version used. See "
+        "https://pkg.go.dev/crypto/tls#CurveID for values supported for each Go version. The order of the list is "
+        "ignored, and key exchange mechanisms are chosen by Go from this list using an internal preference order. "
+        "If omitted, the default Go curves will be used.", factory=list, section=SECTION, type=INT32_SLICE,
+        inert="OpenSSL's default key exchange groups are used")
+    http2_max_streams_per_connection: int = flag(
+        "http2-max-streams-per-connection", "The limit that the server gives to clients for the maximum number of "
+        "streams in an HTTP/2 connection. Zero means to use golang's default.", default=0, section=SECTION,
+        inert=HTTP1_ONLY)
+    disable_http2_serving: bool = flag(
+        "disable-http2-serving", "If true, HTTP2 serving will be disabled [default=false]", default=False,
+        section=SECTION, inert=HTTP1_ONLY)
+    permit_address_sharing: bool = flag(
+        "permit-address-sharing", "If true, SO_REUSEADDR will be used when binding the port. This allows binding to "
+        "wildcard IPs like 0.0.0.0 and specific IPs in parallel, and it avoids waiting for the kernel to release "
+        "sockets in TIME_WAIT state. [default=false]", default=False, section=SECTION,
+        inert="SO_REUSEADDR is always set, as Python's socket.create_server does")
+    permit_port_sharing: bool = flag(
+        "permit-port-sharing", "If true, SO_REUSEPORT will be used when binding the port, which allows more than one "
+        "instance to bind on the same address and port. [default=false]", default=False, section=SECTION)
     pair_name: str = "serving"
     shutdown_timeout: float = 5.0
     #: Header deadline, idle timeout, requests in flight, size limits: ``ServerLimits(max_in_flight=100)``.
@@ -138,7 +192,7 @@ class SecureServingOptions(Options):
         info = SecureServingInfo(
             bind_address=self.bind_address or "0.0.0.0", port=self.bind_port, cert_pem=cert_pem, key_pem=key_pem,
             min_tls_version=self.tls_min_version, cipher_suites=tuple(self.tls_cipher_suites),
-            shutdown_timeout=self.shutdown_timeout, limits=self.limits)
+            shutdown_timeout=self.shutdown_timeout, limits=self.limits, reuse_port=self.permit_port_sharing)
         try:
             info.ssl_context()
         except ssl.SSLError as err:

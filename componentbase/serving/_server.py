@@ -194,12 +194,14 @@ class Server:
     """Serves ``app`` on ``(host, port)``, over TLS with ``context`` or plain HTTP without; port 0 picks one."""
 
     def __init__(self, host: str, port: int, context: ssl.SSLContext | None, app: App,
-                 shutdown_timeout: float = 5.0, *, limits: ServerLimits | None = None) -> None:
+                 shutdown_timeout: float = 5.0, *, limits: ServerLimits | None = None, reuse_port: bool = False,
+                 ) -> None:
         self._address = (host, port)
         self._context = context
         self._app = app
         self.shutdown_timeout = shutdown_timeout
         self.limits = limits or ServerLimits()
+        self.reuse_port = reuse_port  # SO_REUSEPORT: more than one process may listen on the port
         self._kind = "securely " if context is not None else ""
         self._reactor: Reactor | None = None
         self._thread: threading.Thread | None = None
@@ -213,7 +215,7 @@ class Server:
     def start(self) -> Server:
         """Bind and serve in a thread; OSError (port taken, no permission) when the port cannot be had."""
         host = self._address[0]
-        listener = socket.create_server((host, self._address[1]), backlog=128,
+        listener = socket.create_server((host, self._address[1]), backlog=128, reuse_port=self.reuse_port,
                                         family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self._port = int(listener.getsockname()[1])
         self._workers = _Workers(f"serving-worker-{self._port}")
@@ -363,8 +365,8 @@ class SecureServer(Server):
     """Serves ``app`` over TLS on ``(host, port)``; port 0 picks a free one (see :attr:`port`)."""
 
     def __init__(self, host: str, port: int, context: ssl.SSLContext, app: App, shutdown_timeout: float = 5.0,
-                 *, limits: ServerLimits | None = None) -> None:
-        super().__init__(host, port, context, app, shutdown_timeout, limits=limits)
+                 *, limits: ServerLimits | None = None, reuse_port: bool = False) -> None:
+        super().__init__(host, port, context, app, shutdown_timeout, limits=limits, reuse_port=reuse_port)
 
     def start(self) -> SecureServer:
         super().start()

@@ -40,4 +40,5 @@ def start_serving(config: Any, stopping: threading.Event, checks: Iterable[healt
                     readyz_checks=[healthz.ShutdownCheck(stopping), *config.readyz_checks],
                     configz=config.configz_registry or configz.default_registry(), metrics=metrics)
     context = info.ssl_context(authn.client_ca if authn is not None else "")
-    return SecureServer(info.bind_address, info.port, context, app, info.shutdown_timeout, limits=info.limits).start()
+    return SecureServer(info.bind_address, info.port, context, app, info.shutdown_timeout, limits=info.limits,
+                        reuse_port=info.reuse_port).start()

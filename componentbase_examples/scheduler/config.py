@@ -1,4 +1,10 @@
-"""``kubescheduler.config.k8s.io/v1`` ``KubeSchedulerConfiguration``: its fields, defaults and validation."""
+"""``kubescheduler.config.k8s.io/v1`` ``KubeSchedulerConfiguration``: its fields, defaults and validation.
+
+The fields are kube's v1 types: Go pointers read ``null`` as unset (``pointer``), Go ``int32``/``int64``
+refuse a number out of their range when the file is decoded (``Int32``/``Int64``), as kube's decoder does.
+Defaulting is kube's ``SetDefaults_KubeSchedulerConfiguration``; filling each profile with the default
+plugins and their args is in ``v1defaults``, which needs the plugins.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ import attrs
 
 import componentbase
 from componentbase import field
+from componentbase.componentconfig import Int32, Int64, pointer
+from componentbase_examples.scheduler.extenderconfig import Extender, validate_extenders
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -19,13 +27,13 @@ SCHEME = componentbase.Scheme()
 @attrs.define(kw_only=True)
 class Plugin:
     name: str
-    weight: int | None = None
+    weight: Int32 | None = None
 
 
 @attrs.define(kw_only=True)
 class PluginSet:
-    enabled: list[Plugin] = attrs.field(factory=list)
-    disabled: list[Plugin] = attrs.field(factory=list)
+    enabled: list[Plugin] = pointer(factory=list)
+    disabled: list[Plugin] = pointer(factory=list)
 
 
 EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
@@ -52,15 +60,15 @@ class Plugins:
 @attrs.define(kw_only=True)
 class PluginConfig:
     name: str
-    args: dict[str, Any] = attrs.field(factory=dict)
+    args: dict[str, Any] = pointer(factory=dict)
 
 
 @attrs.define(kw_only=True)
 class KubeSchedulerProfile:
-    scheduler_name: str = ""
-    percentage_of_nodes_to_score: int | None = None
+    scheduler_name: str = pointer("")
+    percentage_of_nodes_to_score: Int32 | None = None
     plugins: Plugins | None = None
-    plugin_config: list[PluginConfig] = attrs.field(factory=list)
+    plugin_config: list[PluginConfig] = pointer(factory=list)
 
 
 def _leader_election() -> componentbase.LeaderElectionConfiguration:
@@ -70,28 +78,39 @@ def _leader_election() -> componentbase.LeaderElectionConfiguration:
 
 @attrs.define(kw_only=True)
 class KubeSchedulerConfiguration:
-    parallelism: int = 16
+    parallelism: Int32 = pointer(Int32(16))
     leader_election: componentbase.LeaderElectionConfiguration = attrs.field(factory=_leader_election)
     client_connection: componentbase.ClientConnectionConfiguration = attrs.field(
         factory=componentbase.ClientConnectionConfiguration)
-    enable_profiling: bool = True
-    enable_contention_profiling: bool = True
-    percentage_of_nodes_to_score: int = 0
-    pod_initial_backoff_seconds: int = 1
-    pod_max_backoff_seconds: int = 10
-    profiles: list[KubeSchedulerProfile] = attrs.field(factory=list)
+    enable_profiling: bool = pointer(True)
+    #: ``None`` until defaulted: kube turns it on only when profiling is on.
+    enable_contention_profiling: bool | None = None
+    percentage_of_nodes_to_score: Int32 = pointer(Int32(0))
+    pod_initial_backoff_seconds: Int64 = pointer(Int64(1))
+    pod_max_backoff_seconds: Int64 = pointer(Int64(10))
+    profiles: list[KubeSchedulerProfile] = pointer(factory=list)
+    extenders: list[Extender] = pointer(factory=list)
+    #: Accepted as kube's: a replica fills its caches before it campaigns whatever this says (a hot standby).
+    delay_cache_until_active: bool = False
 
 
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
-    """kube-scheduler's v1 defaulting: one default profile, the lease named after the component."""
+    """kube-scheduler's v1 defaulting: one default profile filled with the default plugins and their args,
+    the lease named after the component, protobuf as content type, qps 50 and burst 100 for 0."""
+    from componentbase_examples.scheduler import v1defaults  # v1defaults needs the plugins, which need this module
+
     componentbase.componentconfig.set_defaults_client_connection_configuration(cfg.client_connection)
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())
     if len(cfg.profiles) == 1 and not cfg.profiles[0].scheduler_name:
         cfg.profiles[0].scheduler_name = DEFAULT_SCHEDULER_NAME
+    for profile in cfg.profiles:
+        v1defaults.set_defaults_profile(profile)
     le = cfg.leader_election
     le.resource_name = le.resource_name or "kube-scheduler"
     le.resource_namespace = le.resource_namespace or "kube-system"
+    if cfg.enable_contention_profiling is None:
+        cfg.enable_contention_profiling = cfg.enable_profiling
 
 
 SCHEME.register(KubeSchedulerConfiguration, API_VERSION, KIND, set_defaults)
@@ -131,8 +150,9 @@ def validate(cfg: KubeSchedulerConfiguration) -> list[componentbase.FieldError]:
         names: set[str] = set()
         for j, pc in enumerate(profile.plugin_config):
             if pc.name in names:
-                errs.append(field.duplicate(path.child("pluginConfig").index(j).child("name"), pc.name))
+                errs.append(field.duplicate(path.child("pluginConfig").index(j), pc.name))
             names.add(pc.name)
+    errs += validate_extenders(root.child("extenders"), cfg.extenders)
     return errs
 
 

@@ -118,11 +118,20 @@ class PluginEntry:
         try:
             decoded: Any = componentbase.componentconfig.structure(body, cls, str(path))
         except componentbase.DecodeError as e:
-            return None, [*errs, *(err for err in e.errors if isinstance(err, Exception))]
+            return None, [*errs, *(_under_args(err) for err in e.errors if isinstance(err, Exception))]
         validate = getattr(decoded, "validate", None)
         if validate is not None:
             errs += validate(path)
         return decoded, errs
+
+
+def _under_args(err: Exception) -> Exception:
+    """``...args: a.b: Invalid value...`` as kube's one path, ``...args.a.b: Invalid value...``."""
+    source, message = getattr(err, "source", None), str(getattr(err, "message", ""))
+    head, sep, _ = message.partition(": ")
+    if source is None or not sep or " " in head:
+        return err
+    return ValueError(f"{source}.{message}")
 
 
 class RegistryError(ValueError):

@@ -19,18 +19,19 @@ class DeprecatedOptions(componentbase.Options):
     """Flags kube-scheduler keeps for old command lines; they apply only when no ``--config`` is given."""
 
     kubeconfig: str = componentbase.flag(
-        "kubeconfig", "DEPRECATED: path to kubeconfig file with authorization and master location information.",
+        "kubeconfig", "DEPRECATED: path to kubeconfig file with authorization and master location information. "
+        + IGNORED_WITH_CONFIG,
         default="",
         section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
     kube_api_qps: float = componentbase.flag(
-        "kube-api-qps", "DEPRECATED: QPS to use while talking with kubernetes apiserver.",
-        default=50.0, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG, type_label="float32")
+        "kube-api-qps", "DEPRECATED: QPS to use while talking with kubernetes apiserver. " + IGNORED_WITH_CONFIG,
+        default=50.0, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
     kube_api_burst: int = componentbase.flag(
-        "kube-api-burst", "DEPRECATED: burst to use while talking with kubernetes apiserver.",
+        "kube-api-burst", "DEPRECATED: burst to use while talking with kubernetes apiserver. " + IGNORED_WITH_CONFIG,
         default=100, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG, type_label="int32")
     kube_api_content_type: str = componentbase.flag(
-        "kube-api-content-type", "DEPRECATED: content type of requests sent to apiserver.",
-        default="application/json", section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
+        "kube-api-content-type", "DEPRECATED: content type of requests sent to apiserver. " + IGNORED_WITH_CONFIG,
+        default="application/vnd.kubernetes.protobuf", section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
     lock_object_name: str = componentbase.flag(
         "lock-object-name", "DEPRECATED: define the name of the lock object. "
         "Will be removed in favor of leader-elect-resource-name.",
@@ -43,6 +44,13 @@ class DeprecatedOptions(componentbase.Options):
     profiling: bool = componentbase.flag(
         "profiling", "DEPRECATED: enable profiling via web interface host:port/debug/pprof/. " + IGNORED_WITH_CONFIG,
         default=True, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)
+    pod_max_in_unschedulable_pods_duration: componentbase.Duration = componentbase.flag(
+        "pod-max-in-unschedulable-pods-duration", "DEPRECATED: the maximum time a pod can stay in unschedulablePods. "
+        "If a pod stays in unschedulablePods for longer than this value, the pod will be moved from "
+        "unschedulablePods to backoffQ or activeQ. This flag is deprecated and will be removed in a future version.",
+        default=componentbase.Duration("5m"), section=DEPRECATED, type=componentbase.cli.DURATION,
+        deprecated="This flag is deprecated and will be removed in a future version.",
+        inert="unschedulable pods are retried after 5m0s (queue.UNSCHEDULABLE_TIMEOUT)")
     contention_profiling: bool = componentbase.flag(
         "contention-profiling", "DEPRECATED: enable block profiling, if profiling is enabled. "
         + IGNORED_WITH_CONFIG, default=True, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)

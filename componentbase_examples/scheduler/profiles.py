@@ -17,6 +17,7 @@ import pluggy
 
 import componentbase
 from componentbase import field
+from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler import config
 from componentbase_examples.scheduler.framework import (
     EXTENSION_POINTS,
@@ -85,7 +86,7 @@ def resolve(profile: config.KubeSchedulerProfile, registry: Registry, path: fiel
     """The profile's plugins per extension point, and every problem with them."""
     errs: list[Exception] = []
     plugins = profile.plugins or config.Plugins()
-    defaults = [config.Plugin(name=n, weight=w) for n, w in DEFAULT_MULTI_POINT]
+    defaults = [config.Plugin(name=n, weight=None if w is None else Int32(w)) for n, w in DEFAULT_MULTI_POINT]
     multi, _ = _merge(defaults, plugins.multi_point)
     ppath = path.child("plugins")
     mp_names = _check_names(multi, "multiPoint", plugins.multi_point, registry, ppath.child("multiPoint"), errs)

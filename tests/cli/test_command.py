@@ -90,14 +90,14 @@ def test_flags_are_logged_at_v1(caplog: pytest.LogCaptureFixture) -> None:
 @pytest.mark.unit
 def test_arguments_are_refused() -> None:
     code, _, err = execute(["extra", "words"])
-    assert code == 2
+    assert code == 1
     assert 'Error: arguments are not supported, got ["extra", "words"]' in err
 
 
 @pytest.mark.unit
-def test_bad_flag_value_exits_2_with_one_line() -> None:
+def test_bad_flag_value_exits_1_with_one_line() -> None:
     code, _, err = execute(["--times=many"])
-    assert code == 2
+    assert code == 1
     assert err.splitlines()[0] == ('Error: invalid argument "many" for "--times" flag: '
                                    'strconv.ParseInt: parsing "many": invalid syntax')
 

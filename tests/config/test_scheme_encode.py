@@ -55,7 +55,7 @@ def test_encode_is_header_first_declaration_order_camel_case() -> None:
         clientConnection:
           kubeconfig: ''
           acceptContentTypes: ''
-          contentType: application/json
+          contentType: ''
           qps: 50.0
           burst: 100
         debugging: null

@@ -81,9 +81,9 @@ def test_validation(args: list[str], line: str) -> None:
 
 
 @pytest.mark.unit
-def test_bad_duration_flag_exits_2() -> None:
+def test_bad_duration_flag_exits_1() -> None:
     code, _, err = execute(["--full-resync-period=soon"])
-    assert code == 2
+    assert code == 1
     assert err.splitlines()[0] == ('Error: invalid argument "soon" for "--full-resync-period" flag: '
                                    'time: invalid duration "soon"')
 

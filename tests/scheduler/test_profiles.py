@@ -137,7 +137,7 @@ def test_config_validation_names_each_bad_plugin_and_arg(tmp_path: Path) -> None
         'Error: profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "Bogus": '
         'supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
         'Error: profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: Invalid value: 200: '
-        'resource weight of cpu not in valid range [1, 100]',
+        'resource weight of cpu not in valid range (0, 100]',
         'Error: profiles[0].pluginConfig[1].args: unknown field "bogus"',
         'Error: profiles[0].pluginConfig[2].name: Invalid value: "Nope": plugin "Nope" does not exist',
         'Error: profiles[0].pluginConfig[3].args.label: Required value',

@@ -117,3 +117,39 @@ def test_a_failed_lookup_is_fatal_unless_tolerated(apiserver: LoopbackAPIServer,
     finally:
         apiserver.faults.clear()
         assert tolerated.stop() == 0
+
+
+def test_client_ca_file_authenticates_client_certificates_without_the_cluster(
+        apiserver: LoopbackAPIServer, tmp_path: Path) -> None:
+    """--client-ca-file: the CA comes from the file, no lookup needed (kube's ClientCertAuthenticationOptions)."""
+    ca, cert, key = make_ca_and_client(tmp_path, "carol", "system:masters")
+    (tmp_path / "ca.crt").write_text(ca)
+    port = free_port()
+    running = Running(args_for(apiserver, tmp_path, port, f"--client-ca-file={tmp_path / 'ca.crt'}",
+                               "--authentication-skip-lookup"))
+    try:
+        eventually(lambda: get(port, "/healthz")[0] == 200, ignoring=NOT_YET)
+        assert get_with_cert(port, "/metrics", cert, key) == 200
+        assert get(port, "/metrics")[0] == 401
+    finally:
+        assert running.stop() == 0
+    refused = Running(args_for(apiserver, tmp_path, port, f"--client-ca-file={tmp_path / 'missing.crt'}"))
+    assert refused.bg.join() == 1
+    assert (f"Error: unable to load client CA file {tmp_path / 'missing.crt'}: No such file or directory"
+            in refused.err.getvalue())
+
+
+def test_permit_port_sharing_lets_two_servers_listen_on_one_port() -> None:
+    from componentbase.serving import Server
+
+    def app(request: object) -> object:
+        raise AssertionError("no request is sent")
+
+    first = Server("127.0.0.1", 0, None, app, reuse_port=True).start()  # type: ignore[arg-type]
+    try:
+        second = Server("127.0.0.1", first.port, None, app, reuse_port=True).start()  # type: ignore[arg-type]
+        second.stop()
+        with pytest.raises(OSError):
+            Server("127.0.0.1", first.port, None, app).start()  # type: ignore[arg-type]
+    finally:
+        first.stop()

@@ -56,7 +56,7 @@ def test_bad_serving_flags_are_one_line_each(tmp_path: Path) -> None:
 @pytest.mark.unit
 def test_a_bad_bind_address_is_a_usage_error() -> None:
     code, err = execute(["--bind-address=localhost"])
-    assert code == 2
+    assert code == 1
     assert 'invalid argument "localhost" for "--bind-address" flag: failed to parse IP: "localhost"' in err
 
 

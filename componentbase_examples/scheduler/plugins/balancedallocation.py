@@ -19,7 +19,6 @@ from componentbase_examples.scheduler.plugins.resourcespec import (
     allocatable_requested,
     default_resources,
     pod_request,
-    validate_resources,
 )
 from componentbase_examples.scheduler.podinfo import CPU, MEMORY, PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo
@@ -30,7 +29,17 @@ class NodeResourcesBalancedAllocationArgs:
     resources: list[ResourceSpec] = attrs.field(factory=default_resources)
 
     def validate(self, path: field.Path) -> list[Exception]:
-        return validate_resources(self.resources, path.child("resources"))
+        """kube's: each resource once, each weighing 1 (a weight of 0 was defaulted to 1)."""
+        errs: list[Exception] = []
+        seen: set[str] = set()
+        for i, r in enumerate(self.resources):
+            rpath = path.child("resources").index(i)
+            if r.name in seen:
+                errs.append(field.duplicate(rpath.child("name"), r.name))
+            seen.add(r.name)
+            if r.weight != 1:
+                errs.append(field.invalid(rpath.child("weight"), r.weight, "must be 1"))
+        return errs
 
 
 def balanced_score(fractions: list[float]) -> int:

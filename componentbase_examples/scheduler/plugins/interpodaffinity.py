@@ -38,6 +38,7 @@ import attrs
 
 import componentbase
 from componentbase import field
+from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Handle, Plugin, Status
 from componentbase_examples.scheduler.plugins.podaffinityterms import NO_TERMS, PodTerms, Term, TermCache, parse_terms
 from componentbase_examples.scheduler.podinfo import PodInfo
@@ -68,7 +69,7 @@ TopologyScores = dict[str, dict[str, int]]
 
 @attrs.define(kw_only=True)
 class InterPodAffinityArgs:
-    hard_pod_affinity_weight: int = 1
+    hard_pod_affinity_weight: Int32 = Int32(1)
     ignore_preferred_terms_of_existing_pods: bool = False
 
     def validate(self, path: field.Path) -> list[Exception]:

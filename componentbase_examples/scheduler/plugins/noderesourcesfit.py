@@ -15,6 +15,7 @@ import attrs
 
 import componentbase
 from componentbase import field
+from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, Code, CycleState, Plugin, Status
 from componentbase_examples.scheduler.plugins.resourcespec import (
     ResourceSpec,
@@ -33,8 +34,8 @@ MAX_UTILIZATION = 100
 
 @attrs.define(kw_only=True)
 class UtilizationShapePoint:
-    utilization: int
-    score: int
+    utilization: Int32
+    score: Int32
 
 
 @attrs.define(kw_only=True)
@@ -57,10 +58,14 @@ class NodeResourcesFitArgs:
 
     def validate(self, path: field.Path) -> list[Exception]:
         errs: list[Exception] = []
+        qualified = componentbase.util.validation.qualified_name
+        for i, res in enumerate(self.ignored_resources):
+            errs += [field.invalid(path.child("ignoredResources").index(i), res, m) for m in qualified(res)]
         for i, group in enumerate(self.ignored_resource_groups):
             if "/" in group:
                 errs.append(field.invalid(path.child("ignoredResourceGroups").index(i), group,
                                           "resource group name can't contain '/'"))
+            errs += [field.invalid(path.child("ignoredResourceGroups").index(i), group, m) for m in qualified(group)]
         spath = path.child("scoringStrategy")
         strategy = self.scoring_strategy
         if strategy.type not in (LEAST_ALLOCATED, MOST_ALLOCATED, RATIO):
@@ -71,8 +76,8 @@ class NodeResourcesFitArgs:
             rpath = spath.child("requestedToCapacityRatio")
             if strategy.requested_to_capacity_ratio is None:
                 errs.append(field.required(rpath, "required for RequestedToCapacityRatio"))
-            else:
-                errs += _validate_shape(strategy.requested_to_capacity_ratio.shape, rpath.child("shape"))
+            else:  # kube's path, without requestedToCapacityRatio
+                errs += _validate_shape(strategy.requested_to_capacity_ratio.shape, spath.child("shape"))
         return errs
 
 
@@ -83,7 +88,7 @@ def _validate_shape(shape: list[UtilizationShapePoint], path: field.Path) -> lis
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
             errs.append(field.invalid(path.index(i).child("utilization"), shape[i].utilization,
-                                      "utilization values must be sorted in increasing order"))
+                                      "values must be sorted in increasing order"))
             break
     for i, point in enumerate(shape):
         if not 0 <= point.utilization <= 100:
@@ -168,7 +173,7 @@ class NodeResourcesFit(Plugin):
         self.ignored_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
         self.resources = [(r.name, r.weight) for r in strategy.resources or default_resources()]
-        weights = [w for _, w in self.resources]
+        weights: list[int] = [w for _, w in self.resources]
         self.least_cpu_memory = strategy.type == LEAST_ALLOCATED and [n for n, _ in self.resources] == [CPU, MEMORY]
         if strategy.type == RATIO:
             shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else []

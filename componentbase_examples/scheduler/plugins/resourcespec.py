@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from componentbase import field
+from componentbase.componentconfig import Int64
 from componentbase_examples.scheduler.podinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PodInfo, is_scalar_resource_name
 from componentbase_examples.scheduler.snapshot import NodeInfo
 
@@ -12,16 +13,16 @@ from componentbase_examples.scheduler.snapshot import NodeInfo
 @attrs.define(kw_only=True)
 class ResourceSpec:
     name: str
-    weight: int = 1
+    weight: Int64 = Int64(1)
 
 
 def default_resources() -> list[ResourceSpec]:
-    return [ResourceSpec(name=CPU, weight=1), ResourceSpec(name=MEMORY, weight=1)]
+    return [ResourceSpec(name=CPU, weight=Int64(1)), ResourceSpec(name=MEMORY, weight=Int64(1))]
 
 
 def validate_resources(resources: list[ResourceSpec], path: field.Path) -> list[Exception]:
     return [field.invalid(path.index(i).child("weight"), r.weight,
-                          f"resource weight of {r.name} not in valid range [1, 100]")
+                          f"resource weight of {r.name} not in valid range (0, 100]")
             for i, r in enumerate(resources) if not 1 <= r.weight <= 100]
 
 
