@@ -75,6 +75,8 @@ class Handle:
     snapshot: Snapshot
     profile_name: str = ""
     binder: Binder | None = None
+    #: A namespace's labels by name, from the scheduler's Namespace informer (``{}`` when unknown or absent).
+    namespace_labels: Callable[[str], Mapping[str, str]] | None = None
 
 
 class Plugin:

@@ -67,8 +67,10 @@ class Scheduler:
         self.mgr = mgr
         self.snapshot = Snapshot()
         self.binder = APIBinder(mgr.client)
+        # Namespace labels for InterPodAffinity's namespaceSelector, read from the cache when a term is matched.
+        self.namespaces = mgr.cache.namespaces()
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(
-            cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
+            cfg, registry, Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels))
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
@@ -85,6 +87,9 @@ class Scheduler:
         self._work_stop = threading.Event()  # the leader's work was told to stop: drop what is queued
         mgr.add(self._schedule_loop, needs_leader=True)
         mgr.add(self._flush_leftovers, needs_leader=True)
+
+    def _namespace_labels(self, name: str) -> dict[str, str]:
+        return ((self.namespaces.get(name) or {}).get("metadata") or {}).get("labels") or {}
 
     # --- running -------------------------------------------------------------------------------
 
