@@ -15,13 +15,12 @@ eligible domains (0 while there are fewer than ``minDomains``) by more than ``ma
 maxSkew - 1`` for the node's domain (per node for ``kubernetes.io/hostname``, counted only among the nodes
 being scored), then fewer is better; nodes missing a key score 0.
 
-Known gaps, by design of this scheduler rather than by accident:
+Notes and gaps:
 
-* Default constraints never apply. Upstream gives a pod without constraints ``defaultConstraints`` (the
-  built-in hostname/zone pair with ``defaultingType: System``) with a selector taken from the Services,
-  ReplicaSets, StatefulSets and ReplicationControllers that select the pod; this scheduler watches none of
-  those, so that selector is always empty and upstream then applies nothing either. The args are still
-  decoded and validated as upstream validates them.
+* Default constraints (``defaultingType: System``, or ``List`` with ``defaultConstraints``) apply to a pod
+  without constraints of its own, with the selector of the Services and controllers selecting it
+  (``spreaddefaults``), read from the scheduler's caches; ``--dry-run`` has no such caches, so there they
+  never apply. Under System defaulting, scoring does not require a node to have every key.
 * No PreFilter AddPod/RemovePod extensions: there is no preemption to use them.
 * A ``labelSelector: {}`` counts every pod of the namespace, the behaviour kubernetes#141340 restored;
   releases before it counted none.
