@@ -4,10 +4,12 @@ resources, unresolvable requests, and Score with PreScore disabled."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from componentbase_examples.scheduler import manifests
 from componentbase_examples.scheduler.framework import Code
 from componentbase_examples.scheduler.podinfo import PodInfo, is_extended_resource_name, is_scalar_resource_name
 
@@ -157,3 +159,19 @@ def test_node_affinity_score_without_pre_score_reads_the_pods_preferred_terms() 
         {"weight": 2, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}}]}}
     nodes = [node("a", labels={"zone": "z1"}), node("b", labels={"zone": "z2"})]
     assert _score_without_pre_score(cfg, "NodeAffinity", pod("p", affinity=preferred), nodes) == [100, 0]
+
+
+def test_dry_run_manifests_default_pod_level_requests_as_the_api_server_does(tmp_path: Any) -> None:
+    only_limits = pod("a", cpu=None, memory=None)
+    only_limits["spec"]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi", "example.com/x": "1"}}
+    with_container_cpu = pod("b", cpu="300m", memory=None)
+    with_container_cpu["spec"]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}
+    bad = pod("c")
+    bad["spec"]["resources"] = {"requests": {"cpu": "lots"}}
+    path = tmp_path / "pods.yaml"
+    path.write_text("\n---\n".join(json.dumps(d) for d in (only_limits, with_container_cpu, bad)))
+    loaded = manifests.load(str(path))
+    a, b = (PodInfo(p) for p in loaded.pods[:2])
+    assert (a.cpu, a.memory, a.scalar) == (2000, 1024**3, {})  # extended resources are not pod-level
+    assert (b.cpu, b.memory) == (300, 1024**3)  # a container requests cpu: the containers' sum stands
+    assert any("spec.resources.requests.cpu" in e for e in loaded.errors), loaded.errors
