@@ -35,6 +35,9 @@ RESOURCES: dict[str, ResourceMapping] = {
     "endpoints": _core("endpoints", "Endpoints"),
     "events": _core("events", "Event"),
     "leases": _core("leases", "Lease", group="coordination.k8s.io"),
+    "replicationcontrollers": _core("replicationcontrollers", "ReplicationController"),
+    "replicasets": _core("replicasets", "ReplicaSet", group="apps"),
+    "statefulsets": _core("statefulsets", "StatefulSet", group="apps"),
 }
 
 

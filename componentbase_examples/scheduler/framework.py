@@ -75,6 +75,11 @@ class Handle:
     snapshot: Snapshot
     profile_name: str = ""
     binder: Binder | None = None
+    #: A namespace's labels by name, from the scheduler's Namespace informer (``{}`` when unknown or absent).
+    namespace_labels: Callable[[str], Mapping[str, str]] | None = None
+    #: The Services and controllers selecting pods (``plugins.spreaddefaults.WorkloadListers``), from which
+    #: PodTopologySpread's default constraints take their selector; ``None``: no default constraint applies.
+    workloads: Any = None
 
 
 class Plugin:

@@ -7,7 +7,7 @@ limits. Every problem names its file and document (``pods.yaml: document 3 (Pod 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -89,6 +89,10 @@ def _quantity_fields(obj: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     spec = obj.get("spec") or {}
     if spec.get("overhead") is not None:
         yield "spec.overhead", spec["overhead"]
+    for key in ("requests", "limits"):
+        value = (spec.get("resources") or {}).get(key)
+        if value is not None:
+            yield f"spec.resources.{key}", value
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or ()):
             for key in ("requests", "limits"):
@@ -98,17 +102,31 @@ def _quantity_fields(obj: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 
 
 def _default_requests(pod: dict[str, Any]) -> None:
-    """The API server's defaulting: a resource with a limit and no request requests its limit."""
+    """The API server's defaulting: a resource with a limit and no request requests its limit, in each
+    container and at pod level (``spec.resources``, for the resources kube supports there)."""
     spec = pod.get("spec") or {}
     for group in ("initContainers", "containers"):
         for c in spec.get(group) or ():
-            resources = c.get("resources") or {}
-            limits = resources.get("limits") or {}
-            if limits:
-                requests = dict(resources.get("requests") or {})
-                for name, q in limits.items():
-                    requests.setdefault(name, q)
-                c["resources"] = {**resources, "requests": requests}
+            c["resources"] = _requests_from_limits(c.get("resources") or {}, lambda name: True)
+    if spec.get("resources"):
+        # kube's defaultPodRequests: a pod-level limit is the pod-level request only when no container
+        # requests that resource (else the containers' effective requests are, which is what counts anyway).
+        requested = {name for group in ("initContainers", "containers") for c in spec.get(group) or ()
+                     for name in ((c.get("resources") or {}).get("requests") or {})}
+        spec["resources"] = _requests_from_limits(
+            spec["resources"],
+            lambda name: (name in ("cpu", "memory") or name.startswith("hugepages-")) and name not in requested)
+
+
+def _requests_from_limits(resources: dict[str, Any], applies: Callable[[str], bool]) -> dict[str, Any]:
+    limits = resources.get("limits") or {}
+    if not limits:
+        return resources
+    requests = dict(resources.get("requests") or {})
+    for name, q in limits.items():
+        if applies(name):
+            requests.setdefault(name, q)
+    return {**resources, "requests": requests}
 
 
 def _add(obj: Any, where: str, into: Manifests, seen: set[tuple[str, str]]) -> None:

@@ -1,23 +1,28 @@
 """``PodInfo``: what the scheduler reads from a pod, computed once from its API JSON.
 
 Requests follow kube's ``resourcehelper.PodRequests``: the sum of the containers (restartable "sidecar"
-init containers included), or the largest init container if that is more, plus the pod overhead.
+init containers included), or the largest init container if that is more; then the pod-level requests
+(``spec.resources``, PodLevelResources, on by default since kube 1.34) replace that for the resources they
+name that kube supports at pod level (cpu, memory, hugepages-*); plus the pod overhead.
 The non-zero requests used for scoring count 100m CPU / 200Mi memory for a container that names none,
 as ``GetNonzeroRequests`` does, so empty pods still spread.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import componentbase
+from componentbase.util import validation
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
     "PodInfo",
     "Resources",
+    "is_extended_resource_name",
     "is_scalar_resource_name",
     "pod_key",
     "resource_amount",
@@ -32,12 +37,28 @@ CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "po
 Resources = dict[str, int]
 
 
+@functools.cache
+def is_extended_resource_name(name: str) -> bool:
+    """kube's ``IsExtendedResourceName``: outside the ``kubernetes.io/`` namespace (so it has a '/'), not a
+    quota name (``requests.``), and a qualified name once prefixed with ``requests.`` (``example.com/gpu``).
+    Only these are subject to NodeResourcesFit's ``ignoredResources`` and ``ignoredResourceGroups``."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return not validation.qualified_name("requests." + name)
+
+
+@functools.cache
 def is_scalar_resource_name(name: str) -> bool:
-    """Extended resources (``example.com/gpu``), hugepages and attachable volumes: kube's scalar resources."""
-    if name.startswith(("hugepages-", "attachable-volumes-")):
-        return True
-    native = "/" not in name or "kubernetes.io/" in name
-    return not native and not name.startswith("requests.")
+    """kube's ``IsScalarResourceName``: extended resources, hugepages, attachable volumes, and names in the
+    ``kubernetes.io/`` namespace (``kubernetes.io/something``, ``subdomain.kubernetes.io/something``), which
+    NodeResourcesFit counts and checks like the others."""
+    return (name.startswith(("hugepages-", "attachable-volumes-")) or "kubernetes.io/" in name
+            or is_extended_resource_name(name))
+
+
+def _pod_level(name: str) -> bool:
+    """kube's ``IsSupportedPodLevelResource``."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
 
 
 def resource_amount(name: str, quantity: str | int | float) -> int:
@@ -94,6 +115,9 @@ def pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Resources:
             _add(running, sidecars)
             _max(init_max, running)
     _max(total, init_max)
+    pod_level = (spec.get("resources") or {}).get("requests")
+    if pod_level:
+        total.update((name, amount) for name, amount in _resources(pod_level).items() if _pod_level(name))
     _add(total, _resources(spec.get("overhead")))
     return total
 

@@ -41,6 +41,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
     ("DefaultBinder", None),
 )
 

@@ -36,6 +36,7 @@ from componentbase_examples.scheduler.framework import CycleState, Framework, Ha
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import Snapshot
+from componentbase_examples.scheduler.workloads import workload_listers
 
 __all__ = ["SCHEDULER_ERROR", "UNSCHEDULABLE", "Scheduler", "run"]
 
@@ -67,8 +68,12 @@ class Scheduler:
         self.mgr = mgr
         self.snapshot = Snapshot()
         self.binder = APIBinder(mgr.client)
-        self.frameworks: dict[str, Framework] = profiles.build_frameworks(
-            cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
+        # Namespace labels for InterPodAffinity's namespaceSelector, read from the cache when a term is matched;
+        # the objects selecting pods for PodTopologySpread's default constraints (scheduler_listers.py).
+        self.namespaces = mgr.cache.namespaces()
+        handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
+                        workloads=workload_listers(mgr.cache))
+        self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
@@ -85,6 +90,9 @@ class Scheduler:
         self._work_stop = threading.Event()  # the leader's work was told to stop: drop what is queued
         mgr.add(self._schedule_loop, needs_leader=True)
         mgr.add(self._flush_leftovers, needs_leader=True)
+
+    def _namespace_labels(self, name: str) -> dict[str, str]:
+        return ((self.namespaces.get(name) or {}).get("metadata") or {}).get("labels") or {}
 
     # --- running -------------------------------------------------------------------------------
 

@@ -52,16 +52,18 @@ def pod_affinity_kinds(info: PodInfo) -> tuple[bool, bool]:
 class NodeInfo:
     """One node and what its pods use, as kube's ``framework.NodeInfo``."""
 
-    __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "index",
-                 "labels", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods", "pods_with_affinity",
-                 "pods_with_required_anti_affinity", "prefer_no_schedule_taints", "req_cpu", "req_ephemeral_storage",
-                 "req_memory", "req_scalar", "taints", "unschedulable", "used_ports")
+    __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "images",
+                 "index", "labels", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods",
+                 "pods_with_affinity", "pods_with_required_anti_affinity", "prefer_no_schedule_taints", "req_cpu",
+                 "req_ephemeral_storage", "req_memory", "req_scalar", "taints", "unschedulable", "used_ports")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.node: Mapping[str, Any] | None = None
         self.index = -1  # position in Snapshot.nodes, -1 while the node object is absent
         self.labels: Mapping[str, str] = {}
+        #: Image name (every name of ``status.images``) -> size in bytes, for ImageLocality.
+        self.images: dict[str, int] = {}
         self.taints: tuple[Taint, ...] = ()
         self.no_schedule_taints: tuple[Taint, ...] = ()
         self.prefer_no_schedule_taints: tuple[Taint, ...] = ()
@@ -95,6 +97,8 @@ class NodeInfo:
         self.alloc_ephemeral_storage = alloc.get(EPHEMERAL_STORAGE, 0)
         self.alloc_pods = alloc.get(PODS, 0)
         self.alloc_scalar = {k: v for k, v in alloc.items() if is_scalar_resource_name(k)}
+        images = (node.get("status") or {}).get("images") or ()
+        self.images = {name: int(image.get("sizeBytes") or 0) for image in images for name in image.get("names") or ()}
 
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
@@ -148,6 +152,8 @@ class Snapshot:
         # NodeInfos holding pods with pod (anti-)affinity / required anti-affinity, by name
         self._with_affinity: dict[str, NodeInfo] = {}
         self._with_required_anti_affinity: dict[str, NodeInfo] = {}
+        #: Image name -> how many nodes have it (kube's ImageStateSummary.NumNodes).
+        self.image_nodes: dict[str, int] = {}
         for node in nodes:
             self.add_node(node)
         for pod in pods:
@@ -177,7 +183,9 @@ class Snapshot:
             info = self._infos.get(name)
             if info is None:
                 info = self._infos[name] = NodeInfo(name)
+            self._count_images(info, -1)
             info.set_node(node)
+            self._count_images(info, 1)
             if info.index < 0:
                 info.index = len(self.nodes)
                 self.nodes.append(info)
@@ -195,10 +203,23 @@ class Snapshot:
             if last is not info:
                 self.nodes[info.index] = last
                 last.index = info.index
+            self._count_images(info, -1)
             info.index = -1
             info.node = None
+            info.images = {}
             if not info.pods:
                 del self._infos[name]
+
+    def _count_images(self, info: NodeInfo, sign: int) -> None:
+        if info.index < 0 and sign < 0:
+            return  # not counted: the node object was absent
+        counts = self.image_nodes
+        for name in info.images:
+            count = counts.get(name, 0) + sign
+            if count > 0:
+                counts[name] = count
+            else:
+                counts.pop(name, None)
 
     # pods
 

@@ -49,7 +49,7 @@ def test_default_profile_is_kube_schedulers_for_the_plugins_here() -> None:
                                        "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
     assert points["score"] == [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                                ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-                               ("NodeResourcesBalancedAllocation", 1)]
+                               ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
     assert names(points, "bind") == ["DefaultBinder"]
 
 

@@ -62,9 +62,12 @@ class NodeResourcesBalancedAllocation(Plugin):
         self.resources = [r.name for r in (args or NodeResourcesBalancedAllocationArgs()).resources]
         self.cpu_memory = self.resources == [CPU, MEMORY]
 
+    def _amounts(self, pod: PodInfo) -> list[int]:
+        return [pod_request(pod, name, non_zero=False) for name in self.resources]
+
     @componentbase.hookimpl
     def scheduler_pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
-        amounts = [pod_request(pod, name, non_zero=False) for name in self.resources]
+        amounts = self._amounts(pod)
         if not any(amounts):
             return SKIP
         state[self.name] = amounts
@@ -72,9 +75,13 @@ class NodeResourcesBalancedAllocation(Plugin):
 
     @componentbase.hookimpl
     def scheduler_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        amounts: list[int] | None = state.get(self.name)
+        if amounts is None:  # PreScore disabled: computed here, and a best-effort pod scores 0, as kube's Score
+            amounts = self._amounts(pod)
+            if not any(amounts):
+                return [0] * len(nodes)
         if self.cpu_memory:
             return self._cpu_memory(pod, nodes)
-        amounts: list[int] = state[self.name]
         scores = []
         for n in nodes:
             fractions = []

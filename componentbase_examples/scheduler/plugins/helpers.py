@@ -7,9 +7,12 @@ term match nothing, as upstream ignores terms that fail to parse.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from componentbase import field
+from componentbase.util import validation
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE
 from componentbase_examples.scheduler.snapshot import NodeInfo, Taint
 
@@ -34,24 +37,45 @@ class SelectorError(ValueError):
     """A label selector that cannot be parsed (the API server rejects such pods; a manifest may not)."""
 
 
-def _requirement(expr: Mapping[str, Any]) -> Requirement:
-    op = expr.get("operator", "")
-    values = frozenset(expr.get("values") or ())
+def _aggregate(errs: list[str]) -> str:
+    """apimachinery's ``NewAggregate(...).Error()``: one message as is, several in brackets."""
+    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+
+
+# Selectors are parsed per pod and cycle (topology spread) and keys and values repeat: check each once.
+_key_errors = functools.lru_cache(maxsize=4096)(validation.qualified_name)
+_value_errors = functools.lru_cache(maxsize=4096)(validation.label_value)
+
+
+def _new_requirement(key: str, op: str, values: list[str]) -> Requirement:
+    """``labels.NewRequirement``: the key must be a qualified name, each value a label value (kube's words)."""
+    errs: list[str] = []
+    key_errs = _key_errors(key)
+    if key_errs:
+        errs.append(str(field.invalid(field.Path("key"), key, "; ".join(key_errs))))
     if op in ("In", "NotIn"):
         if not values:
-            raise SelectorError("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
+            errs.append("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            raise SelectorError("values: Invalid value: values set must be empty for exists and does not exist")
+            errs.append("values: Invalid value: values set must be empty for exists and does not exist")
     else:
         raise SelectorError(f'"{op}" is not a valid label selector operator')
-    return expr.get("key", ""), op, values
+    for i, value in enumerate(values):
+        value_errs = _value_errors(value)
+        if value_errs:
+            errs.append(str(field.invalid(field.Path("values").index(i).key(key), value, "; ".join(value_errs))))
+    if errs:
+        raise SelectorError(_aggregate(errs))
+    return key, op, frozenset(values)
 
 
 def selector_requirements(selector: Mapping[str, Any]) -> tuple[Requirement, ...]:
-    """A ``LabelSelector``'s ``matchLabels`` and ``matchExpressions``, ANDed (``()`` selects everything)."""
-    found = [(str(k), "In", frozenset((str(v),))) for k, v in (selector.get("matchLabels") or {}).items()]
-    found += [_requirement(e) for e in selector.get("matchExpressions") or ()]
+    """A ``LabelSelector``'s ``matchLabels`` and ``matchExpressions``, ANDed (``()`` selects everything);
+    raises ``SelectorError`` with ``LabelSelectorAsSelector``'s message for an invalid key, value or operator."""
+    found = [_new_requirement(str(k), "In", [str(v)]) for k, v in (selector.get("matchLabels") or {}).items()]
+    found += [_new_requirement(e.get("key", ""), e.get("operator", ""), [str(v) for v in e.get("values") or ()])
+              for e in selector.get("matchExpressions") or ()]
     return tuple(found)
 
 

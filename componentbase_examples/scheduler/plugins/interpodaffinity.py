@@ -20,13 +20,15 @@ codes are upstream's (an affinity mismatch is UnschedulableAndUnresolvable, anti
 
 Known gaps and deviations:
 
-* A non-empty ``namespaceSelector`` needs namespace labels, which this scheduler does not watch: it is
-  ignored, so the term covers its ``namespaces``, or its pod's own namespace if none are listed.
+* A ``namespaceSelector`` is matched against the labels of the Namespace informer the scheduler keeps (kube
+  lists the namespaces at PreFilter; matching the pod's namespace's labels at each match selects the same).
+  Without one (``--dry-run``), every namespace has no labels.
+* A pod whose selectors do not parse (an invalid label key or value, an unknown operator) fails PreFilter
+  with ``parsing pod: requiredAffinityTerms: key: Invalid value: ...`` (UnschedulableAndUnresolvable) and
+  PreScore with ``failed to parse pod: ...``, as kube; a placed pod's unparsable terms are ignored.
 * ``matchLabelKeys``/``mismatchLabelKeys`` are merged into the selector here, from the labels of the pod
   owning the term; kube's API server merges them when it creates the pod, and merging again selects the
   same pods, so pods that went through it are matched the same.
-* A selector that does not parse (``In`` without values, an unknown operator) selects nothing; kube's API
-  validation rejects such pods before they reach a scheduler.
 * No PreFilter AddPod/RemovePod extensions: nothing here (no preemption) evaluates "what if" pods.
 """
 
@@ -40,7 +42,14 @@ import componentbase
 from componentbase import field
 from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Handle, Plugin, Status
-from componentbase_examples.scheduler.plugins.podaffinityterms import NO_TERMS, PodTerms, Term, TermCache, parse_terms
+from componentbase_examples.scheduler.plugins.podaffinityterms import (
+    NO_TERMS,
+    PodTerms,
+    Term,
+    TermCache,
+    no_namespace_labels,
+    parse_terms,
+)
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, pod_affinity_kinds
 
@@ -179,17 +188,20 @@ class InterPodAffinity(Plugin):
         args = args or InterPodAffinityArgs()
         self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
-        self.cache = TermCache()
+        self.cache = TermCache(handle.namespace_labels or no_namespace_labels)
         self.score_key = self.name + "/score"
 
     def terms(self, pod: PodInfo) -> PodTerms:
         return self.cache.get(pod) if pod_affinity_kinds(pod)[0] else NO_TERMS
 
-    def prepare(self, pod: PodInfo, nodes: list[NodeInfo]) -> _FilterState | None:
-        """What Filter needs, or ``None`` when nothing constrains the pod."""
+    def prepare(self, pod: PodInfo, nodes: list[NodeInfo]) -> _FilterState | Status | None:
+        """What Filter needs, ``None`` when nothing constrains the pod, or kube's rejection of a pod whose
+        terms do not parse (an invalid label key or value in a selector)."""
         snapshot = self.handle.snapshot
         self.cache.prune(snapshot)
         terms = self.terms(pod)
+        if terms.error:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}", plugin=self.name)
         existing = existing_anti_affinity_counts(pod, snapshot.nodes_with_required_anti_affinity(), self.cache)
         if not existing and not terms.required_affinity and not terms.required_anti_affinity:
             return None
@@ -203,15 +215,21 @@ class InterPodAffinity(Plugin):
         prepared = self.prepare(pod, nodes)
         if prepared is None:
             return SKIP
+        if isinstance(prepared, Status):
+            return prepared
         state[self.name] = prepared
         return None
 
     @componentbase.hookimpl
     def scheduler_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                          rejected: dict[str, Status]) -> list[NodeInfo]:
-        s: _FilterState | None = state.get(self.name) or self.prepare(pod, self.handle.snapshot.nodes)
+        s = state.get(self.name) or self.prepare(pod, self.handle.snapshot.nodes)
         if s is None:
             return nodes
+        if isinstance(s, Status):
+            for n in nodes:
+                rejected[n.name] = s
+            return []
         check_affinity = bool(s.affinity_terms)
         check_anti = bool(s.anti_affinity_counts)
         check_existing = bool(s.existing_anti_affinity_counts)
@@ -231,6 +249,8 @@ class InterPodAffinity(Plugin):
     @componentbase.hookimpl
     def scheduler_pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
         terms = self.terms(pod)
+        if terms.error:
+            return Status(Code.ERROR, f"failed to parse pod: {terms.error}", plugin=self.name)
         preferred = bool(terms.preferred_affinity or terms.preferred_anti_affinity)
         if not preferred and self.ignore_preferred_terms_of_existing_pods:
             return SKIP

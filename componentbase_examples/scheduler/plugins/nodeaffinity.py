@@ -118,8 +118,10 @@ class NodeAffinity(Plugin):
         return None
 
     @componentbase.hookimpl
-    def scheduler_score(self, state: CycleState, nodes: list[NodeInfo]) -> list[int]:
-        terms: PreferredTerms = state[self.name + "/score"]
+    def scheduler_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        terms: PreferredTerms | None = state.get(self.name + "/score")
+        if terms is None:  # PreScore disabled: the pod's preferred terms parsed here, as kube's Score does
+            terms = PreferredTerms(_preferred(pod))
         added = self.added_preferred
         if added is None:
             return [terms.score(n) for n in nodes]

@@ -24,7 +24,13 @@ from componentbase_examples.scheduler.plugins.resourcespec import (
     pod_request,
     validate_resources,
 )
-from componentbase_examples.scheduler.podinfo import CPU, MEMORY, PodInfo
+from componentbase_examples.scheduler.podinfo import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PodInfo,
+    is_extended_resource_name,
+)
 from componentbase_examples.scheduler.snapshot import NodeInfo
 
 LEAST_ALLOCATED, MOST_ALLOCATED, RATIO = "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"
@@ -180,16 +186,20 @@ class NodeResourcesFit(Plugin):
             self.scorer = _ratio(shape, weights)
         else:
             self.scorer = _weighted(most_score if strategy.type == MOST_ALLOCATED else least_score, weights)
-        self._statuses: dict[tuple[str, ...], Status] = {}
+        self._statuses: dict[tuple[tuple[str, ...], bool], Status] = {}
 
     def _checked_scalars(self, pod: PodInfo) -> list[tuple[str, int]]:
+        """The pod's scalar requests Filter checks: ``ignoredResources``/``ignoredResourceGroups`` apply only to
+        extended resources; ``kubernetes.io/`` names, hugepages and attachable volumes are always checked."""
         return [(name, amount) for name, amount in pod.scalar.items()
-                if amount and name not in self.ignored and name.split("/")[0] not in self.ignored_groups]
+                if amount and not (is_extended_resource_name(name) and (
+                    name in self.ignored or name.split("/")[0] in self.ignored_groups))]
 
-    def _status(self, reasons: tuple[str, ...]) -> Status:
-        status = self._statuses.get(reasons)
+    def _status(self, reasons: tuple[str, ...], unresolvable: bool) -> Status:
+        status = self._statuses.get((reasons, unresolvable))
         if status is None:
-            status = self._statuses[reasons] = Status(Code.UNSCHEDULABLE, *reasons, plugin=self.name)
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+            status = self._statuses[(reasons, unresolvable)] = Status(code, *reasons, plugin=self.name)
         return status
 
     @componentbase.hookimpl
@@ -203,25 +213,30 @@ class NodeResourcesFit(Plugin):
                     or (mem and mem > n.alloc_memory - n.req_memory)
                     or (eph and eph > n.alloc_ephemeral_storage - n.req_ephemeral_storage)
                     or (scalars and any(q > n.alloc_scalar.get(r, 0) - n.req_scalar.get(r, 0) for r, q in scalars))):
-                rejected[n.name] = self._status(self.insufficient(pod, n, scalars))
+                rejected[n.name] = self._status(*self.insufficient(pod, n, scalars))
             else:
                 passed.append(n)
         return passed
 
     @staticmethod
-    def insufficient(pod: PodInfo, n: NodeInfo, scalars: list[tuple[str, int]]) -> tuple[str, ...]:
-        """Every reason the pod does not fit ``n``, in kube's order."""
+    def insufficient(pod: PodInfo, n: NodeInfo, scalars: list[tuple[str, int]]) -> tuple[tuple[str, ...], bool]:
+        """Every reason the pod does not fit ``n``, in kube's order, and whether one of them is unresolvable: the
+        pod asks for more than the node's allocatable, so even an empty node would not do and preemption cannot
+        help (kube's UnschedulableAndUnresolvable since 1.34, kubernetes#131345)."""
         reasons = []
+        unresolvable = False
         if len(n.pods) >= n.alloc_pods:
             reasons.append("Too many pods")
-        if pod.cpu and pod.cpu > n.alloc_cpu - n.req_cpu:
-            reasons.append("Insufficient cpu")
-        if pod.memory and pod.memory > n.alloc_memory - n.req_memory:
-            reasons.append("Insufficient memory")
-        if pod.ephemeral_storage and pod.ephemeral_storage > n.alloc_ephemeral_storage - n.req_ephemeral_storage:
-            reasons.append("Insufficient ephemeral-storage")
-        reasons += [f"Insufficient {r}" for r, q in scalars if q > n.alloc_scalar.get(r, 0) - n.req_scalar.get(r, 0)]
-        return tuple(reasons)
+        for name, want, alloc, used in ((CPU, pod.cpu, n.alloc_cpu, n.req_cpu),
+                                        (MEMORY, pod.memory, n.alloc_memory, n.req_memory),
+                                        (EPHEMERAL_STORAGE, pod.ephemeral_storage, n.alloc_ephemeral_storage,
+                                         n.req_ephemeral_storage),
+                                        *((r, q, n.alloc_scalar.get(r, 0), n.req_scalar.get(r, 0))
+                                          for r, q in scalars)):
+            if want and want > alloc - used:
+                reasons.append(f"Insufficient {name}")
+                unresolvable = unresolvable or want > alloc
+        return tuple(reasons), unresolvable
 
     @componentbase.hookimpl
     def scheduler_pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
@@ -232,7 +247,9 @@ class NodeResourcesFit(Plugin):
     def scheduler_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         if self.least_cpu_memory:
             return self._least_cpu_memory(pod, nodes)
-        amounts: list[int] = state[self.name]
+        amounts: list[int] | None = state.get(self.name)
+        if amounts is None:  # PreScore disabled: computed here, as kube's Score does
+            amounts = [pod_request(pod, name, non_zero=True) for name, _ in self.resources]
         names = [name for name, _ in self.resources]
         scores = []
         for n in nodes:

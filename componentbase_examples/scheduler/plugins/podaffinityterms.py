@@ -6,7 +6,7 @@ InterPodAffinity matches every placed pod's terms against each incoming pod, so 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -20,7 +20,7 @@ from componentbase_examples.scheduler.plugins.helpers import (
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import Snapshot
 
-__all__ = ["NO_TERMS", "PodTerms", "Term", "TermCache", "parse_terms"]
+__all__ = ["NO_TERMS", "NamespaceLabels", "PodTerms", "Term", "TermCache", "no_namespace_labels", "parse_terms"]
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -28,14 +28,18 @@ _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _MIN_CACHE = 1024
 
 
+#: A namespace's labels by its name (``{}`` for a namespace the scheduler does not know).
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+
+
+def no_namespace_labels(name: str) -> Mapping[str, str]:
+    return {}
+
+
 def _requirements(selector: Mapping[str, Any] | None) -> tuple[Requirement, ...] | None:
-    """A ``LabelSelector``'s requirements (``()`` selects every pod), or ``None`` if it selects none."""
-    if selector is None:
-        return None
-    try:
-        return selector_requirements(selector)
-    except SelectorError:
-        return None
+    """A ``LabelSelector``'s requirements (``()`` selects everything), or ``None`` (nil) for nothing; raises
+    ``SelectorError`` with kube's message for an invalid key, value or operator."""
+    return None if selector is None else selector_requirements(selector)
 
 
 def _with_label_keys(requirements: tuple[Requirement, ...] | None, term: Mapping[str, Any],
@@ -54,30 +58,33 @@ def _selects(requirements: tuple[Requirement, ...] | None, labels: Mapping[str, 
     return requirements is not None and labels_match(requirements, labels)
 
 
-def _namespaces(owner: PodInfo, term: Mapping[str, Any]) -> frozenset[str] | None:
-    """The namespaces a term covers, ``None`` for all; a non-empty namespaceSelector is ignored (no labels)."""
-    selector = term.get("namespaceSelector")
-    if selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions"):
-        return None
-    listed = term.get("namespaces")
-    return frozenset(listed) if listed else frozenset((owner.namespace,))
-
-
 class Term:
-    """A parsed ``PodAffinityTerm``: the pods it selects, its topology key, and its weight if preferred."""
+    """A parsed ``PodAffinityTerm`` (kube's ``AffinityTerm``): the pods it selects, its topology key, and its
+    weight if preferred. It covers the namespaces it lists (its pod's own when it lists none and has no
+    ``namespaceSelector``) and those whose labels its ``namespaceSelector`` selects (``{}``: every one)."""
 
-    __slots__ = ("namespaces", "requirements", "topology_key", "weight")
+    __slots__ = ("namespace_labels", "namespace_selector", "namespaces", "requirements", "topology_key", "weight")
 
-    def __init__(self, owner: PodInfo, term: Mapping[str, Any], weight: int = 0) -> None:
-        self.namespaces = _namespaces(owner, term)
+    def __init__(self, owner: PodInfo, term: Mapping[str, Any], weight: int = 0,
+                 namespace_labels: NamespaceLabels = no_namespace_labels) -> None:
+        selector = term.get("namespaceSelector")
+        listed = term.get("namespaces")
         self.requirements = _with_label_keys(_requirements(term.get("labelSelector")), term, owner.labels)
+        ns_requirements = _requirements(selector)
+        self.namespaces: frozenset[str] | None = (
+            None if ns_requirements == () else frozenset(listed or ()) if listed or selector is not None
+            else frozenset((owner.namespace,)))
+        self.namespace_selector = ns_requirements or None  # None: no namespace beyond the listed ones
+        self.namespace_labels = namespace_labels
         self.topology_key: str = term.get("topologyKey") or ""
         self.weight = weight
 
     def matches(self, pod: PodInfo) -> bool:
         namespaces = self.namespaces
         if namespaces is not None and pod.namespace not in namespaces:
-            return False
+            selector = self.namespace_selector
+            if selector is None or not labels_match(selector, self.namespace_labels(pod.namespace)):
+                return False
         return _selects(self.requirements, pod.labels)
 
 
@@ -89,36 +96,48 @@ class PodTerms:
     required_anti_affinity: tuple[Term, ...] = ()
     preferred_affinity: tuple[Term, ...] = ()
     preferred_anti_affinity: tuple[Term, ...] = ()
+    #: Why some terms could not be parsed (kube's NewPodInfo error); "" when all were.
+    error: str = ""
 
 
 NO_TERMS = PodTerms()
 
 
-def _required_terms(owner: PodInfo, block: Mapping[str, Any]) -> tuple[Term, ...]:
-    return tuple(Term(owner, t) for t in block.get(_REQUIRED) or ())
+_KINDS = (("requiredAffinityTerms", "podAffinity", _REQUIRED),
+          ("requiredAntiAffinityTerms", "podAntiAffinity", _REQUIRED),
+          ("preferredAffinityTerms", "podAffinity", _PREFERRED),
+          ("preferredAntiAffinityTerms", "podAntiAffinity", _PREFERRED))
 
 
-def _preferred_terms(owner: PodInfo, block: Mapping[str, Any]) -> tuple[Term, ...]:
-    return tuple(Term(owner, w.get("podAffinityTerm") or {}, int(w.get("weight") or 0))
-                 for w in block.get(_PREFERRED) or ())
-
-
-def parse_terms(info: PodInfo) -> PodTerms:
-    """The pod's affinity and anti-affinity terms (``NO_TERMS``, shared, for a pod without any)."""
+def parse_terms(info: PodInfo, namespace_labels: NamespaceLabels = no_namespace_labels) -> PodTerms:
+    """The pod's affinity and anti-affinity terms (``NO_TERMS``, shared, for a pod without any). A kind of
+    terms with an invalid selector is left empty and named in ``error``, as kube's ``NewPodInfo``."""
     affinity = info.spec.get("affinity") or {}
-    pod_affinity = affinity.get("podAffinity") or {}
-    anti_affinity = affinity.get("podAntiAffinity") or {}
-    if not pod_affinity and not anti_affinity:
+    if not affinity.get("podAffinity") and not affinity.get("podAntiAffinity"):
         return NO_TERMS
-    return PodTerms(_required_terms(info, pod_affinity), _required_terms(info, anti_affinity),
-                    _preferred_terms(info, pod_affinity), _preferred_terms(info, anti_affinity))
+    parsed: list[tuple[Term, ...]] = []
+    errors: list[str] = []
+    for kind, block_name, field_name in _KINDS:
+        entries = (affinity.get(block_name) or {}).get(field_name) or ()
+        try:
+            if field_name == _REQUIRED:
+                parsed.append(tuple(Term(info, t, 0, namespace_labels) for t in entries))
+            else:
+                parsed.append(tuple(Term(info, w.get("podAffinityTerm") or {}, int(w.get("weight") or 0),
+                                         namespace_labels) for w in entries))
+        except SelectorError as e:
+            parsed.append(())
+            errors.append(f"{kind}: {e}")
+    error = "" if not errors else errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return PodTerms(parsed[0], parsed[1], parsed[2], parsed[3], error=error)
 
 
 class TermCache:
     """Parsed terms per pod, reused while its ``PodInfo`` is the same object (an update makes a new one),
     so a placed pod's terms are parsed once, not once per cycle; PodInfo is shared and has no room for them."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace_labels: NamespaceLabels = no_namespace_labels) -> None:
+        self.namespace_labels = namespace_labels
         self._parsed: dict[str, tuple[PodInfo, PodTerms]] = {}
         self._limit = _MIN_CACHE
 
@@ -129,7 +148,7 @@ class TermCache:
         hit = self._parsed.get(info.key)
         if hit is not None and hit[0] is info:
             return hit[1]
-        terms = parse_terms(info)
+        terms = parse_terms(info, self.namespace_labels)
         self._parsed[info.key] = (info, terms)
         return terms
 

@@ -15,13 +15,12 @@ eligible domains (0 while there are fewer than ``minDomains``) by more than ``ma
 maxSkew - 1`` for the node's domain (per node for ``kubernetes.io/hostname``, counted only among the nodes
 being scored), then fewer is better; nodes missing a key score 0.
 
-Known gaps, by design of this scheduler rather than by accident:
+Notes and gaps:
 
-* Default constraints never apply. Upstream gives a pod without constraints ``defaultConstraints`` (the
-  built-in hostname/zone pair with ``defaultingType: System``) with a selector taken from the Services,
-  ReplicaSets, StatefulSets and ReplicationControllers that select the pod; this scheduler watches none of
-  those, so that selector is always empty and upstream then applies nothing either. The args are still
-  decoded and validated as upstream validates them.
+* Default constraints (``defaultingType: System``, or ``List`` with ``defaultConstraints``) apply to a pod
+  without constraints of its own, with the selector of the Services and controllers selecting it
+  (``spreaddefaults``), read from the scheduler's caches; ``--dry-run`` has no such caches, so there they
+  never apply. Under System defaulting, scoring does not require a node to have every key.
 * No PreFilter AddPod/RemovePod extensions: there is no preemption to use them.
 * A ``labelSelector: {}`` counts every pod of the namespace, the behaviour kubernetes#141340 restored;
   releases before it counted none.
@@ -51,6 +50,7 @@ from componentbase_examples.scheduler.plugins.podtopologyspreadargs import (
     SYSTEM_DEFAULTING,
     PodTopologySpreadArgs,
 )
+from componentbase_examples.scheduler.plugins.spreaddefaults import SYSTEM_DEFAULT_CONSTRAINTS, default_selector
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, Taint
 
@@ -102,6 +102,18 @@ class Constraint:
     honor_taints: bool = False
 
 
+def _constraint(c: Mapping[str, Any], selector: LabelMatcher) -> Constraint:
+    min_domains = c.get("minDomains")
+    return Constraint(
+        max_skew=int(c.get("maxSkew") or 0),
+        topology_key=c.get("topologyKey") or "",
+        selector=selector,
+        min_domains=1 if min_domains is None else int(min_domains),
+        honor_affinity=(c.get("nodeAffinityPolicy") or HONOR) == HONOR,
+        honor_taints=c.get("nodeTaintsPolicy") == HONOR,
+    )
+
+
 def pod_constraints(pod: PodInfo, action: str) -> list[Constraint]:
     """The pod's own constraints whose ``whenUnsatisfiable`` is ``action``; raises ``SelectorError``."""
     found = []
@@ -110,15 +122,7 @@ def pod_constraints(pod: PodInfo, action: str) -> list[Constraint]:
             continue
         labels = pod.labels
         extra = {k: labels[k] for k in c.get("matchLabelKeys") or () if k in labels}
-        min_domains = c.get("minDomains")
-        found.append(Constraint(
-            max_skew=int(c.get("maxSkew") or 0),
-            topology_key=c.get("topologyKey") or "",
-            selector=label_selector(c.get("labelSelector"), extra),
-            min_domains=1 if min_domains is None else int(min_domains),
-            honor_affinity=(c.get("nodeAffinityPolicy") or HONOR) == HONOR,
-            honor_taints=c.get("nodeTaintsPolicy") == HONOR,
-        ))
+        found.append(_constraint(c, label_selector(c.get("labelSelector"), extra)))
     return found
 
 
@@ -148,13 +152,14 @@ def _has_keys(labels: Mapping[str, str], keys: tuple[str, ...]) -> bool:
 
 
 def add_domain_counts(pod: PodInfo, constraints: list[Constraint], nodes: list[NodeInfo],
-                      counts: Sequence[dict[str, int] | None], known_only: bool) -> None:
+                      counts: Sequence[dict[str, int] | None], known_only: bool, require_all: bool = True) -> None:
     """Add each eligible node's matching pods to its domain in ``counts[i]`` (``None``: constraint skipped).
 
-    A node counts only if it has every constraint's key, and for a constraint only if it passes that
-    constraint's inclusion policies; ``known_only`` adds to the domains already in ``counts`` only.
+    A node counts only if it has every constraint's key (``require_all``; else for the constraints whose key
+    it has), and for a constraint only if it passes that constraint's inclusion policies; ``known_only`` adds
+    to the domains already in ``counts`` only.
     """
-    keys = tuple({c.topology_key for c in constraints})
+    keys = tuple({c.topology_key for c in constraints}) if require_all else ()
     affinity = _required_affinity(pod) if any(c.honor_affinity for c in constraints) else None
     honor_taints = any(c.honor_taints for c in constraints)
     tolerated: dict[tuple[Taint, ...], bool] = {}
@@ -176,8 +181,8 @@ def add_domain_counts(pod: PodInfo, constraints: list[Constraint], nodes: list[N
         for c, domains in counted:
             if (c.honor_affinity and not affinity_ok) or (c.honor_taints and not taints_ok):
                 continue
-            value = labels[c.topology_key]
-            if known_only and value not in domains:
+            value = labels.get(c.topology_key)
+            if value is None or (known_only and value not in domains):
                 continue
             domains[value] = domains.get(value, 0) + (count_matching(pod, c.selector, pods.values()) if pods else 0)
 
@@ -245,15 +250,24 @@ class PodTopologySpread(Plugin):
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Any) -> None:
         super().__init__(args, handle)
         args = args or PodTopologySpreadArgs()
-        self.defaulting_type = args.defaulting_type or SYSTEM_DEFAULTING
-        self.default_constraints = list(args.default_constraints)
+        self.system_defaulted = (args.defaulting_type or SYSTEM_DEFAULTING) == SYSTEM_DEFAULTING
+        self.default_constraints = (list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted
+                                    else list(args.default_constraints))
 
     def constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
-        """The pod's constraints for ``action``; a pod without any would get the default constraints with the
-        selector of its Services and controllers, which this scheduler does not know: so none."""
-        if not pod.spec.get("topologySpreadConstraints"):
+        """The pod's constraints for ``action``; a pod without any gets the default constraints, with the
+        selector of the Services and controllers that select it (none: no default constraint)."""
+        if pod.spec.get("topologySpreadConstraints"):
+            return pod_constraints(pod, action)
+        defaults = [c for c in self.default_constraints if c.get("whenUnsatisfiable") == action]
+        workloads = self.handle.workloads
+        if not defaults or workloads is None:
             return []
-        return pod_constraints(pod, action)
+        requirements = default_selector(pod, workloads)
+        if not requirements:
+            return []
+        selector = functools.partial(labels_match, requirements)
+        return [_constraint(c, selector) for c in defaults]
 
     @componentbase.hookimpl
     def scheduler_pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
@@ -296,19 +310,22 @@ class PodTopologySpread(Plugin):
         all_nodes = self.handle.snapshot.nodes
         if not constraints or not all_nodes:
             return SKIP
-        keys = tuple({c.topology_key for c in constraints})
+        # System defaults spread over the keys a node has; the pod's own (or List) constraints need them all.
+        require_all = bool(pod.spec.get("topologySpreadConstraints")) or not self.system_defaulted
+        keys = tuple({c.topology_key for c in constraints}) if require_all else ()
         counts: list[dict[str, int] | None] = [None if c.topology_key == HOSTNAME else {} for c in constraints]
         ignored: set[str] = set()
         for n in nodes:  # the domains worth counting are those of the nodes being scored
-            if not _has_keys(n.labels, keys):
+            labels = n.labels
+            if not _has_keys(labels, keys):
                 ignored.add(n.name)
                 continue
             for c, domains in zip(constraints, counts, strict=True):
-                if domains is not None:
-                    domains.setdefault(n.labels[c.topology_key], 0)
+                if domains is not None and c.topology_key in labels:
+                    domains.setdefault(labels[c.topology_key], 0)
         scored = len(nodes) - len(ignored)
         weights = [math.log((scored if domains is None else len(domains)) + 2) for domains in counts]
-        add_domain_counts(pod, constraints, all_nodes, counts, known_only=True)
+        add_domain_counts(pod, constraints, all_nodes, counts, known_only=True, require_all=require_all)
         state[self.name + "/score"] = _ScoreState(constraints, counts, weights, frozenset(ignored))
         return None
 
@@ -323,10 +340,13 @@ class PodTopologySpread(Plugin):
                 continue
             total = 0.0
             for c, domains, weight in parts:
+                value = n.labels.get(c.topology_key)
+                if value is None:
+                    continue  # only without require_all: a system default's key the node lacks
                 if domains is None:
                     count = count_matching(pod, c.selector, n.pods.values())
                 else:
-                    count = domains[n.labels[c.topology_key]]
+                    count = domains[value]
                 total += count * weight + (c.max_skew - 1)
             scores.append(_go_round(total))
         return scores

@@ -1,7 +1,7 @@
 """PodTopologySpread's args and their validation, as kube's ``ValidatePodTopologySpreadArgs``.
 
 Kept apart from the plugin: validation runs when the config is read, before any pod is scheduled, and
-checks the default constraints as upstream does though this scheduler never applies them.
+checks the default constraints as upstream does.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _validate_constraint(c: Any, p: field.Path) -> list[Exception]:
 
 @attrs.define(kw_only=True)
 class PodTopologySpreadArgs:
-    """Upstream's args; accepted and validated, though no default constraint ever applies here (module doc)."""
+    """Upstream's args: ``System`` applies kube's built-in defaults, ``List`` the ``defaultConstraints``."""
 
     default_constraints: list[dict[str, Any]] = attrs.field(factory=list)
     defaulting_type: str = SYSTEM_DEFAULTING
