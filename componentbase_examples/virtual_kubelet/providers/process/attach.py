@@ -6,9 +6,9 @@ tag; the log writer keeps a line until its newline, so a prompt without one reac
 next line. Input goes into the process's stdin, which exists when the container asked for ``stdin: true``:
 each attached client opens its own writer into the FIFO the container's shim reads and relays into the
 process's stdin pipe, and closes it when its input ends; the shim keeps the pipe open between clients,
-or with ``stdinOnce`` closes it when the first client's input ends, after which a client's input is read
-and dropped (the process has no stdin any more). The session ends when the client leaves or the process
-exits or restarts.
+or with ``stdinOnce`` closes it when the first client's input ends. A later client asking for stdin is
+then refused with an error (its input would go nowhere), as upstream's runtimes fail its write; one that
+only watches the output is served. The session ends when the client leaves or the process exits or restarts.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class _Container(Protocol):
     restart_count: int
     finished: bool
     keep_stdin: bool
+    stdin_once: bool
 
     def log_path(self, restart: int | None = None) -> str: ...
 
@@ -77,8 +78,11 @@ def attach(proc: _Container, io: ExecIO) -> int:
     with open(path, "rb") as log:
         log.seek(0, os.SEEK_END)  # before any input goes in: the answer to it is not skipped
         if io.stdin is not None:
-            threading.Thread(target=_feed, args=(io.stdin, proc.open_stdin()), name="attach-stdin",
-                             daemon=True).start()
+            writer = proc.open_stdin()
+            if writer is None and proc.stdin_once and proc.running and proc.restart_count == restart:
+                raise ValueError("the container's stdin was closed when its first attached client's input ended "
+                                 "(stdinOnce): attach without stdin, or restart the container")
+            threading.Thread(target=_feed, args=(io.stdin, writer), name="attach-stdin", daemon=True).start()
         partial = b""
         while not io.closed():
             chunk = log.read()
