@@ -86,14 +86,13 @@ class PodController:
     """``controller`` reconciles the pods; ``poll`` is its status poll; ``ready`` once its workers take work."""
 
     def __init__(self, api_client: Any, provider: Provider, pods: Any, recorder: Any, *, workers: int,
-                 timings: Timings, resync_period: float, metrics: Any = None) -> None:
+                 timings: Timings, metrics: Any = None) -> None:
         self.api_client = api_client
         self.provider = provider
         self.pods = pods  # the SharedInformer of pods bound to this node
         self.recorder = recorder
         self.workers = workers
         self.timings = timings
-        self.resync_period = resync_period
         self.ready = threading.Event()
         self._known: dict[str, _Known] = {}
         self._known_lock = threading.Lock()
