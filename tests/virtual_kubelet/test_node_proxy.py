@@ -28,8 +28,10 @@ class Cluster:
         self.kubectl = kubectl
         self.tmp = tmp
 
-    def run_pod(self, name: str, command: list[str], **extra: Any) -> None:
-        self.kube.create_pod(name, [{"name": "c", "image": "ignored", "command": command, **extra}])
+    def run_pod(self, name: str, command: list[str], restart_policy: str = "Always", **extra: Any) -> None:
+        """A pod of one container running ``command`` (``extra``: more of the container's fields), Running."""
+        self.kube.create_pod(name, [{"name": "c", "image": "ignored", "command": command, **extra}],
+                             restartPolicy=restart_policy)
         eventually(lambda: self.kube.phase(name) == "Running", 20, what=f"pod {name} to run")
 
 
@@ -184,9 +186,7 @@ def test_stats_summary_and_resource_metrics_move_when_a_process_allocates(cluste
 def test_kubectl_attach_feeds_the_process_stdin_and_streams_its_output(cluster: Cluster) -> None:
     echo = py("import sys\nfor line in sys.stdin: print('got', line.strip(), flush=True)\n"
               "print('bye', file=sys.stderr, flush=True)")
-    cluster.kube.create_pod("echo", [{"name": "c", "image": "ignored", "command": echo, "stdin": True,
-                                      "stdinOnce": True}], restartPolicy="Never")
-    eventually(lambda: cluster.kube.phase("echo") == "Running", 20, what="pod echo to run")
+    cluster.run_pod("echo", echo, "Never", stdin=True, stdinOnce=True)
     done = cluster.kubectl("attach", "-i", "echo", stdin="a\nb\n")
     assert done.stdout == "got a\ngot b\n" and "bye\n" in done.stderr
     eventually(lambda: cluster.kube.phase("echo") == "Succeeded", what="the process to end with its input")
@@ -285,9 +285,7 @@ def test_kubectl_attach_it_reaches_a_tty_containers_terminal_at_the_clients_size
 
     reader = py("import os, sys\nfor line in sys.stdin:\n    if line.strip() == 'quit': break\n"
                 "    print('got', line.strip(), 'size', *os.get_terminal_size(), flush=True)")
-    cluster.kube.create_pod("term", [{"name": "c", "image": "ignored", "command": reader, "stdin": True,
-                                      "tty": True}], restartPolicy="Never")
-    eventually(lambda: cluster.kube.phase("term") == "Running", 20, what="pod term to run")
+    cluster.run_pod("term", reader, "Never", stdin=True, tty=True)
     master, slave = os.openpty()
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 101, 0, 0))  # rows, columns
     with subprocess.Popen(_kubectl_argv(cluster, "attach", "-it", "term"), stdin=slave, stdout=slave,
