@@ -21,9 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``--version`` and config validation do not need (and the client module built on ``kubernetes``), and
 #: packages that are not dependencies of componentbase (psutil is in the test extra; PyYAML comes with
 #: ``kubernetes``) and are needed only by the test kit's optional features.
+# opentelemetry: the tracing extra, not a dependency, loaded only when --trace-exporter names an exporter.
 # componentbase.controller: the informers, queues and elector it loads cost ~50 ms, kept off --help.
 LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs",
-        "componentbase.client._throttled", "componentbase.controller", "psutil", "yaml")
+        "componentbase.client._throttled", "componentbase.controller", "psutil", "yaml",
+        "opentelemetry")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import componentbase
+import componentbase.tracing
 from componentbase_examples.virtual_kubelet.kubeletapi import KubeletAPI
 from componentbase_examples.virtual_kubelet.metricsserver import serve_metrics
 from componentbase_examples.virtual_kubelet.node import Node
@@ -85,7 +86,13 @@ def run_node(completed: Any, stop: threading.Event, timings: Timings | None = No
                 resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
                 resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process",
                 manager=manager)
+    # Upstream's trace tags: which node, provider and OS the spans come from.
+    tracing = componentbase.tracing.start_tracing(
+        opts.trace_exporters, opts.trace_sample_rate, service_name="virtual-kubelet",
+        attributes={"nodeName": opts.node_name, "provider": opts.provider, "operatingSystem": opts.operating_system})
     try:
         return node.run(stop)
     finally:
         provider.shutdown()
+        if tracing is not None:
+            tracing.shutdown()  # sends the spans still batched

@@ -21,6 +21,7 @@ from typing import Any
 
 import componentbase
 from componentbase.client import parse_time
+from componentbase.tracing import span
 from componentbase_examples.virtual_kubelet import execws, portforward, statsapi
 from componentbase_examples.virtual_kubelet.provider import Provider
 from componentbase_examples.virtual_kubelet.provider_types import ExecIO, LogOptions, PodNotFound, PortStream
@@ -168,6 +169,17 @@ def _route(path: str) -> tuple[Callable[[KubeletAPI, Any], Any], Sequence[str]] 
     return None
 
 
+#: Paths whose last parts are names: a span is named by the route, not by the pod.
+_TEMPLATES = {"containerLogs": "/{namespace}/{pod}/{container}", "exec": "/{namespace}/{pod}/{container}",
+              "attach": "/{namespace}/{pod}/{container}", "portForward": "/{namespace}/{pod}"}
+
+
+def span_name(method: str, path: str) -> str:
+    """``GET /containerLogs/{namespace}/{pod}/{container}``: the method and route of a kubelet API call."""
+    kind = path.lstrip("/").partition("/")[0]
+    return f"{method} /{kind}{_TEMPLATES[kind]}" if kind in _TEMPLATES else f"{method} {path}"
+
+
 class KubeletAPI:
     """The request handler (a ``componentbase.serving`` App) for one node."""
 
@@ -186,6 +198,14 @@ class KubeletAPI:
         self.checks = [componentbase.serving.PING, *checks]
 
     def __call__(self, req: Any) -> Any:
+        """The answer to one request, in a span that joins the caller's trace (its ``traceparent``)."""
+        with span(span_name(req.method, req.path), {"http.request.method": req.method, "url.path": req.path},
+                  headers=req.headers) as current:
+            response = self._answer(req)
+            current.set_attribute("http.response.status_code", response.status)
+            return response
+
+    def _answer(self, req: Any) -> Any:
         path = req.path
         if self.authorization is None or not self.authorization.path_always_allowed(path):
             refused = self._refuse(req)

@@ -82,8 +82,7 @@ class Node:
         self.resources.bind(read_through(configmaps.get, read_configmap), read_through(secrets.get, read_secret))
         recorder = self.events.new_recorder(f"{self.name}/pod-controller", self.name)
         self.pod_controller = PodController(mgr.client, self.provider, pods, recorder, workers=self.workers,
-                                            timings=self.timings, resync_period=self.resync_period,
-                                            metrics=mgr.metrics)
+                                            timings=self.timings, metrics=mgr.metrics)
         self.node_controller = NodeController(mgr.client, self.provider, self._spec, self.timings,
                                               stop_client=self.api_client, metrics=mgr.metrics)
         mgr.add(self.pod_controller.controller)

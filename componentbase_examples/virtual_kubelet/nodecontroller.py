@@ -19,6 +19,7 @@ from typing import Any
 
 from componentbase.client import DEFAULT_RETRY
 from componentbase.controller import Controller, Request, Result
+from componentbase.tracing import span
 from componentbase.util import retry_on_error
 from componentbase.workqueue import ItemExponentialFailureRateLimiter
 from componentbase_examples.virtual_kubelet import kubeapi, nodespec
@@ -192,7 +193,8 @@ class NodeController:
 
         On a conflict, read and write again (client-go's ``RetryOnConflict``).
         """
-        retry_on_error(DEFAULT_RETRY, kubeapi.is_conflict, lambda: self._write_status_once(api or self.api))
+        with span("node.updateStatus", {"node": self.name}):
+            retry_on_error(DEFAULT_RETRY, kubeapi.is_conflict, lambda: self._write_status_once(api or self.api))
 
     def _write_status_once(self, api: Any) -> None:
         current = self._read(api)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import attrs
 
 import componentbase
+import componentbase.tracing
 from componentbase import field
 
 DEFAULT_TAINT_KEY = "virtual-kubelet.io/provider"
@@ -68,7 +69,8 @@ class VirtualKubeletOptions(componentbase.Options):
         "enable-node-lease", "use node leases (1.13) for node heartbeats", default=True, section="Flags",
         deprecated="leases are always enabled", hidden=True)
     trace_exporters: list[str] = componentbase.flag(
-        "trace-exporter", "sets the tracing exporter to use, available exporters: []", factory=list,
+        "trace-exporter", "sets the tracing exporter to use, available exporters: ["
+        + " ".join(componentbase.tracing.EXPORTERS) + "]", factory=list,
         section="Flags")
     trace_sample_rate: str = componentbase.flag(
         "trace-sample-rate", "set probability of tracing samples", default="", section="Flags")
@@ -114,6 +116,7 @@ class VirtualKubeletOptions(componentbase.Options):
         le = self.leader_election.configuration
         errs += componentbase.componentconfig.validate_leader_election_configuration(le, field.Path("leaderElection"))
         errs += self.kubelet_serving().validate()
+        errs += componentbase.tracing.validate_tracing(self.trace_exporters, self.trace_sample_rate)
         return errs
 
     def new_config(self) -> componentbase.Config:

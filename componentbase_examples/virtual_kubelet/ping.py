@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from componentbase.tracing import span
 from componentbase.util import wait_until
 from componentbase.workqueue import TaskPool
 from componentbase_examples.virtual_kubelet.provider import Provider
@@ -51,7 +52,8 @@ class PingMonitor:
 
     def _ping(self, box: list[str | None], done: threading.Event) -> None:
         try:
-            self.provider.ping()
+            with span("node.pingNode"):
+                self.provider.ping()
             box.append(None)
         except Exception as err:
             box.append(f"{type(err).__name__}: {err}")

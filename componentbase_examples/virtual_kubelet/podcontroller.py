@@ -13,7 +13,8 @@ Keys come from the pod informer (changes the provider must hear about), from the
 are deleted from the provider; those it still has are adopted as they are: a restarted virtual kubelet
 runs nothing twice). A failing provider call is retried with the key's exponential backoff, recorded as an
 Event (``ProviderCreateFailed``...) and shown on the pod (reason ``ProviderFailed``). ``poll`` is the
-runnable that asks providers without ``notify_pods`` for statuses, and finds pods a provider lost.
+runnable that asks providers without ``notify_pods`` for statuses, and finds pods such a provider lost;
+a provider with ``notify_pods`` is never polled.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 import componentbase
 from componentbase.client import format_time, parse_time
 from componentbase.controller import Controller, Event, Request
+from componentbase.tracing import span
 from componentbase_examples.virtual_kubelet import kubeapi, podcompare
 from componentbase_examples.virtual_kubelet.provider import Provider
 from componentbase_examples.virtual_kubelet.provider_types import PodNotFound
@@ -60,6 +62,13 @@ def _split(key: str) -> tuple[str, str]:
     return namespace, name
 
 
+def _attributes(pod: Pod) -> dict[str, str | None]:
+    """Upstream's ``addPodAttributes``: what a pod's span says of it."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    return {"uid": meta.get("uid"), "namespace": meta.get("namespace"), "name": meta.get("name"),
+            "phase": status.get("phase"), "reason": status.get("reason")}
+
+
 class _Known:
     """What the controller remembers of one pod (upstream's ``knownPod``)."""
 
@@ -77,14 +86,13 @@ class PodController:
     """``controller`` reconciles the pods; ``poll`` is its status poll; ``ready`` once its workers take work."""
 
     def __init__(self, api_client: Any, provider: Provider, pods: Any, recorder: Any, *, workers: int,
-                 timings: Timings, resync_period: float, metrics: Any = None) -> None:
+                 timings: Timings, metrics: Any = None) -> None:
         self.api_client = api_client
         self.provider = provider
         self.pods = pods  # the SharedInformer of pods bound to this node
         self.recorder = recorder
         self.workers = workers
         self.timings = timings
-        self.resync_period = resync_period
         self.ready = threading.Event()
         self._known: dict[str, _Known] = {}
         self._known_lock = threading.Lock()
@@ -150,6 +158,10 @@ class PodController:
     # --- the reconcile --------------------------------------------------------------------------
 
     def _reconcile(self, req: Request) -> None:
+        with span("syncPodFromKubernetesHandler", {"key": req.key}):
+            self._reconcile_key(req)
+
+    def _reconcile_key(self, req: Request) -> None:
         key = req.key
         pod = self.pods.get(key)
         if pod is None:
@@ -204,6 +216,10 @@ class PodController:
             pass
 
     def _create_or_update(self, pod: Pod) -> None:
+        with span("createOrUpdatePod", _attributes(pod)):
+            self._create_or_update_in_provider(pod)
+
+    def _create_or_update_in_provider(self, pod: Pod) -> None:
         key = _key(pod)
         try:
             current = self.provider.get_pod(*_split(key))
@@ -233,7 +249,8 @@ class PodController:
 
     def _delete_in_provider(self, pod: Pod) -> None:
         try:
-            self.provider.delete_pod(copy.deepcopy(pod))
+            with span("deletePod", _attributes(pod)):
+                self.provider.delete_pod(copy.deepcopy(pod))
         except PodNotFound:
             log.debug("Pod %s not found in provider", _key(pod))
             return
@@ -295,11 +312,12 @@ class PodController:
         try:
             # read(): a response left unread keeps its connection, so every write would open a new one.
             # Status patches are dicts we build: no pydantic validation of them per pod.
-            componentbase.client.request(
-                self.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
-                path_params={"namespace": meta.get("namespace", ""), "name": meta.get("name", "")},
-                body=podcompare.status_patch(pod, status), content_type="application/merge-patch+json",
-                timeout=self.timings.request_timeout).read()
+            with span("updatePodStatus", {**_attributes(pod), "phase": status.get("phase")}):
+                componentbase.client.request(
+                    self.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
+                    path_params={"namespace": meta.get("namespace", ""), "name": meta.get("name", "")},
+                    body=podcompare.status_patch(pod, status), content_type="application/merge-patch+json",
+                    timeout=self.timings.request_timeout).read()
         except Exception as err:
             if kubeapi.is_not_found(err):
                 return
@@ -308,32 +326,36 @@ class PodController:
     # --- polling: providers without notify, and pods the provider lost -------------------------
 
     def poll(self, stop: threading.Event) -> None:
-        """Until ``stop``: every pod's status from the provider, every ``status_poll_interval`` for providers
-        that do not notify (reported as if they had), else every resync period (only to find lost pods)."""
-        report = not self.provider.implements("notify_pods")
-        interval = self.timings.status_poll_interval if report else self.resync_period
-        if interval <= 0:
-            return
-        while not stop.wait(interval):
-            for pod in self.pods.list():
-                if stop.is_set():
-                    return
-                if podcompare.is_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
-                    continue
-                try:
-                    self._check_status(pod, report)
-                except Exception as err:
-                    log.error("Could not fetch pod status of %s: %s", _key(pod), err)
+        """Until ``stop``, for a provider without ``notify_pods`` (upstream's ``syncProviderWrapper``): every
+        pod's status every ``status_poll_interval``, reported as if the provider had, and pods it lost failed.
 
-    def _check_status(self, pod: Pod, report: bool) -> None:
+        A provider that notifies is never polled, as upstream: it reports every change, lost pods included.
+        """
+        if self.provider.implements("notify_pods") or self.timings.status_poll_interval <= 0:
+            return
+        while not stop.wait(self.timings.status_poll_interval):
+            with span("syncProviderWrapper.syncPodStatuses"):
+                self._poll_once(stop)
+
+    def _poll_once(self, stop: threading.Event) -> None:
+        for pod in self.pods.list():
+            if stop.is_set():
+                return
+            if podcompare.is_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            try:
+                self._check_status(pod)
+            except Exception as err:
+                log.error("Could not fetch pod status of %s: %s", _key(pod), err)
+
+    def _check_status(self, pod: Pod) -> None:
         namespace, name = _split(_key(pod))
         try:
             status = self.provider.get_pod_status(namespace, name)
         except PodNotFound:
             status = None
         if status is not None:
-            if report:
-                self._provider_status({**pod, "status": status})
+            self._provider_status({**pod, "status": status})
             return
         known = self._known_pod(_key(pod))
         if known is None or known.last_used is None:

@@ -19,7 +19,7 @@ LAYERS: list[list[str]] = [
     ["informers", "workqueue", "events", "leaderelection", "serving"],
     ["client"],
     ["componentconfig"],
-    ["logs", "metrics"],
+    ["logs", "metrics", "tracing"],
     ["cli"],
     ["util"],
 ]
@@ -38,6 +38,7 @@ ROLES = {
     "componentconfig": "config types, strict YAML",
     "logs": "klog flags and format",
     "metrics": "Prometheus registry",
+    "tracing": "OpenTelemetry spans",
     "cli": "flags, Options base",
     "util": "durations, quantities, files",
 }

@@ -20,9 +20,9 @@ ECHO = "import sys\nfor line in sys.stdin: print('got', line.strip(), flush=True
 
 
 def _running(tmp_path: Path, stopped: list[ContainerProcess], *, stdin: bool = True,
-             once: bool = False) -> ContainerProcess:
-    """ECHO as a new container, running (stopped at the test's end)."""
-    proc = ContainerProcess(name="c", argv=[sys.executable, "-u", "-c", ECHO], env={}, working_dir="",
+             once: bool = False, code: str = ECHO) -> ContainerProcess:
+    """``code`` (ECHO) as a new container, running (stopped at the test's end)."""
+    proc = ContainerProcess(name="c", argv=[sys.executable, "-u", "-c", code], env={}, working_dir="",
                             log_dir=str(tmp_path / "c"), restart_policy="Never", backoff=0.05, max_backoff=0.1,
                             on_change=lambda: None)
     proc.keep_stdin, proc.stdin_once = stdin, once
@@ -76,6 +76,19 @@ def test_stdin_once_ends_the_process_input_with_the_first_client(tmp_path: Path,
     eventually(lambda: proc.finished, 20, what="the process to end with its input")
     assert proc.state["terminated"]["exitCode"] == 0
     assert proc.open_stdin() is None
+
+
+def test_stdin_once_refuses_a_second_client_input_instead_of_dropping_it(tmp_path: Path,
+                                                                       stopped: list[ContainerProcess]) -> None:
+    keeps_running = "import sys, time\nprint('got', sys.stdin.readline().strip(), flush=True)\ntime.sleep(60)"
+    proc = _running(tmp_path, stopped, once=True, code=keeps_running)
+    assert b"got first\n" in _send(proc, b"first\n", b"got first")
+    eventually(lambda: not (tmp_path / "c" / "0.stdin").exists(), 10, what="the shim to close stdin after the first")
+    with pytest.raises(ValueError, match=r"stdin was closed when its first attached client's input ended"):
+        _send(proc, b"second\n", b"")
+    seen = bytearray()  # watching the output, without stdin, is still allowed
+    assert attach(proc, ExecIO(stdout=seen.extend, closed=lambda: True)) == 0
+    assert proc.running
 
 
 def test_a_container_without_stdin_refuses_input_but_streams_output(tmp_path: Path,

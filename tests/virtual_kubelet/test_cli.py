@@ -87,12 +87,15 @@ def _fake_distribution(site: Path) -> None:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: vk-extra\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[componentbase.virtual_kubelet.providers]\nextra = vk_extra\n")
     (site / "vk_extra.py").write_text(
-        "import componentbase\n"
+        "import attrs, componentbase\n"
         "from componentbase_examples.virtual_kubelet.provider_types import ProviderSpec\n"
         "from componentbase_examples.virtual_kubelet.providers.mock import MockProvider\n"
+        "@attrs.define\n"
+        "class ExtraConfig:\n"
+        "    replicas: int = 1\n"
         "@componentbase.hookimpl\n"
         "def virtual_kubelet_providers():\n"
-        "    return [ProviderSpec(name='extra', factory=MockProvider)]\n")
+        "    return [ProviderSpec(name='extra', factory=MockProvider, config_type=ExtraConfig)]\n")
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -110,6 +113,15 @@ def test_providers_are_discovered_by_entry_point(tmp_path: Path) -> None:
                             timeout=60)
     assert result.returncode == 1
     assert 'supported values: "extra", "mock", "process"' in result.stderr
+    # The package's provider takes its own config file, decoded strictly into its config type.
+    bad = tmp_path / "extra.yaml"
+    bad.write_text("replicas: many\n")
+    result = subprocess.run([sys.executable, "-m", "componentbase_examples.virtual_kubelet", "--provider=extra",
+                             f"--provider-config={bad}", "--nodename=vk"], cwd=ROOT,
+                            env=_env(PYTHONPATH=f"{tmp_path / 'site'}:{ROOT}"), capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f'Error: {bad}:1: replicas: Invalid value: "many": must be an integer']
 
 
 @pytest.mark.process

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
 
 import componentbase
 from componentbase.testing import eventually
 from componentbase_examples.virtual_kubelet.providers.mock import MockConfig, MockProvider
-from tests.virtual_kubelet.conftest import Kube, new_provider, ready
+from tests.virtual_kubelet.conftest import FAST, Kube, new_provider, ready
 
 pytestmark = pytest.mark.integration
 
@@ -116,3 +117,20 @@ def test_node_deleted_while_running_is_registered_again(kube: Kube, run_node: An
                     what="the node to be registered again")
     assert node["spec"]["taints"][0]["key"] == "virtual-kubelet.io/provider"
     assert json.dumps(node).count("KubeletReady") == 1
+
+
+def test_a_node_status_the_provider_pushes_is_written_at_once(kube: Kube, run_node: Any) -> None:
+    """``notify_node_status``: the provider's change reaches the API without waiting for the minute's heartbeat."""
+
+    class Growing(MockProvider):
+        @componentbase.hookimpl
+        def notify_node_status(self, callback: Any) -> None:
+            self.node_changed = callback
+
+    provider = new_provider(Growing)
+    running = run_node(provider, timings=attrs.evolve(FAST, status_interval=3600))
+    eventually(lambda: ready(kube.node()), what="a Ready node")
+    node = running.node.node_controller.server_node()
+    node["status"]["capacity"] = node["status"]["allocatable"] = {"cpu": "40", "memory": "100Gi", "pods": "20"}
+    provider.impl.node_changed(node)  # type: ignore[attr-defined]
+    eventually(lambda: kube.node()["status"]["capacity"]["cpu"] == "40", what="the pushed capacity")

@@ -28,8 +28,10 @@ class Cluster:
         self.kubectl = kubectl
         self.tmp = tmp
 
-    def run_pod(self, name: str, command: list[str], **extra: Any) -> None:
-        self.kube.create_pod(name, [{"name": "c", "image": "ignored", "command": command, **extra}])
+    def run_pod(self, name: str, command: list[str], restart_policy: str = "Always", **extra: Any) -> None:
+        """A pod of one container running ``command`` (``extra``: more of the container's fields), Running."""
+        self.kube.create_pod(name, [{"name": "c", "image": "ignored", "command": command, **extra}],
+                             restartPolicy=restart_policy)
         eventually(lambda: self.kube.phase(name) == "Running", 20, what=f"pod {name} to run")
 
 
@@ -184,9 +186,7 @@ def test_stats_summary_and_resource_metrics_move_when_a_process_allocates(cluste
 def test_kubectl_attach_feeds_the_process_stdin_and_streams_its_output(cluster: Cluster) -> None:
     echo = py("import sys\nfor line in sys.stdin: print('got', line.strip(), flush=True)\n"
               "print('bye', file=sys.stderr, flush=True)")
-    cluster.kube.create_pod("echo", [{"name": "c", "image": "ignored", "command": echo, "stdin": True,
-                                      "stdinOnce": True}], restartPolicy="Never")
-    eventually(lambda: cluster.kube.phase("echo") == "Running", 20, what="pod echo to run")
+    cluster.run_pod("echo", echo, "Never", stdin=True, stdinOnce=True)
     done = cluster.kubectl("attach", "-i", "echo", stdin="a\nb\n")
     assert done.stdout == "got a\ngot b\n" and "bye\n" in done.stderr
     eventually(lambda: cluster.kube.phase("echo") == "Succeeded", what="the process to end with its input")
@@ -244,7 +244,6 @@ def test_kubectl_port_forward_reaches_a_process_listening_in_the_pod(cluster: Cl
 
 def test_kubectl_exec_it_runs_an_interactive_shell_on_a_terminal_of_the_clients_size(cluster: Cluster) -> None:
     import fcntl
-    import select
     import struct
     import termios
 
@@ -257,16 +256,52 @@ def test_kubectl_exec_it_runs_an_interactive_shell_on_a_terminal_of_the_clients_
         # kubectl puts its terminal in raw mode once the session is up: type only then.
         eventually(lambda: not termios.tcgetattr(master)[3] & termios.ECHO, 20, what="kubectl's raw terminal")
         os.write(master, b"stty size; echo done-$((40+2))\n")
-        seen = b""
-        deadline = time.monotonic() + 30
-        while b"done-42" not in seen and time.monotonic() < deadline:
-            if select.select([master], [], [], 1.0)[0]:
-                try:
-                    seen += os.read(master, 4096)
-                except OSError:
-                    break
+        seen = _read_until(master, b"done-42", 30)
         os.write(master, b"exit\n")
         assert shell.wait(20) == 0
     os.close(master)
     assert b"done-42" in seen, seen
     assert b"31 101" in seen, seen  # the remote terminal took the client's size (resize, channel 4)
+
+
+def _read_until(master: int, wanted: bytes, timeout: float, seen: bytes = b"") -> bytes:
+    """What a terminal's program wrote on ``master`` until ``wanted`` appears, it closes, or ``timeout``."""
+    import select
+
+    deadline = time.monotonic() + timeout
+    while wanted not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.5)[0]:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+    return seen
+
+
+def test_kubectl_attach_it_reaches_a_tty_containers_terminal_at_the_clients_size(cluster: Cluster) -> None:
+    import fcntl
+    import struct
+    import termios
+
+    reader = py("import os, sys\nfor line in sys.stdin:\n    if line.strip() == 'quit': break\n"
+                "    print('got', line.strip(), 'size', *os.get_terminal_size(), flush=True)")
+    cluster.run_pod("term", reader, "Never", stdin=True, tty=True)
+    master, slave = os.openpty()
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 31, 101, 0, 0))  # rows, columns
+    with subprocess.Popen(_kubectl_argv(cluster, "attach", "-it", "term"), stdin=slave, stdout=slave,
+                          stderr=slave, env=_env(cluster)) as client:
+        os.close(slave)
+        eventually(lambda: not termios.tcgetattr(master)[3] & termios.ECHO, 20, what="kubectl's raw terminal")
+        seen = b""
+        for _ in range(20):  # until the client's size (sent as it starts, channel 4) has reached the terminal
+            os.write(master, b"x\n")
+            seen = _read_until(master, b"size 101 31", 1.0, seen)
+            if b"size 101 31" in seen:
+                break
+        os.write(master, b"quit\n")
+        assert client.wait(20) == 0
+    os.close(master)
+    # The container's terminal echoed the input and ended the program's lines with CR LF, as a TTY does.
+    assert b"got x size 101 31\r\n" in seen, seen
+    assert b"x\r\n" in seen, seen
+    eventually(lambda: cluster.kube.phase("term") == "Succeeded", what="the program to end")

@@ -179,9 +179,15 @@ def test_a_pod_made_again_while_the_node_was_down_replaces_the_providers_earlier
     eventually(lambda: kube.phase("web") == "Running", what="the new pod to be Running")
 
 
+class Polled(MockProvider):
+    """The mock without ``notify_pods``: a synchronous provider, polled for statuses."""
+
+    notify_pods = None  # type: ignore[assignment]  # not a hook implementation any more
+
+
 @pytest.mark.integration
-def test_a_pod_the_provider_lost_is_failed(kube: Kube, run_node: Any) -> None:
-    provider = new_provider(MockProvider)
+def test_a_pod_a_polled_provider_lost_is_failed(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(Polled)
     run_node(provider)
     kube.create_pod("web", CONTAINER)
     eventually(lambda: kube.phase("web") == "Running", what="the pod to run")
@@ -194,14 +200,45 @@ def test_a_pod_the_provider_lost_is_failed(kube: Kube, run_node: Any) -> None:
 
 @pytest.mark.integration
 def test_a_provider_without_notify_is_polled(kube: Kube, run_node: Any) -> None:
-    class Polled(MockProvider):
-        notify_pods = None  # type: ignore[assignment]  # not a hook implementation any more
-
     provider = new_provider(Polled)
     assert not provider.implements("notify_pods")
     run_node(provider)
     kube.create_pod("web", CONTAINER)
     eventually(lambda: kube.phase("web") == "Running", what="the polled status to be written")
+
+
+class Pushing(MockProvider):
+    """An asynchronous provider: its pods' statuses change on its own schedule, and it says so; counts polls."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.polls = 0
+
+    @componentbase.hookimpl
+    def get_pod_status(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.polls += 1
+        return super().get_pod_status(namespace, name)
+
+    def finish(self, namespace: str, name: str) -> None:
+        """The backend's job ended: the pod Succeeded, told through the notify callback only."""
+        with self._lock:
+            pod = self._pods[f"{namespace}/{name}"]
+            pod = self._pods[f"{namespace}/{name}"] = {**pod, "status": {**pod["status"], "phase": "Succeeded"}}
+        self._notify(pod)
+
+
+@pytest.mark.integration
+def test_a_notifying_provider_is_never_polled(kube: Kube, run_node: Any) -> None:
+    provider = new_provider(Pushing)
+    impl: Pushing = provider.impl  # type: ignore[assignment]
+    # Polls every 0.1 s and resyncs every 0.1 s would each ask for statuses many times over the test.
+    running = run_node(provider, resync_period=0.1)
+    kube.create_pod("web", CONTAINER)
+    eventually(lambda: kube.phase("web") == "Running", what="the notified status to be written")
+    impl.finish("default", "web")
+    eventually(lambda: kube.phase("web") == "Succeeded", what="the pushed change to reach the API")
+    time.sleep(10 * running.node.timings.status_poll_interval)  # ten poll intervals and resyncs, not one poll
+    assert impl.polls == 0
 
 
 @pytest.mark.unit

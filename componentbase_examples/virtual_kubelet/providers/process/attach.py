@@ -6,14 +6,19 @@ tag; the log writer keeps a line until its newline, so a prompt without one reac
 next line. Input goes into the process's stdin, which exists when the container asked for ``stdin: true``:
 each attached client opens its own writer into the FIFO the container's shim reads and relays into the
 process's stdin pipe, and closes it when its input ends; the shim keeps the pipe open between clients,
-or with ``stdinOnce`` closes it when the first client's input ends, after which a client's input is read
-and dropped (the process has no stdin any more). The session ends when the client leaves or the process
-exits or restarts.
+or with ``stdinOnce`` closes it when the first client's input ends. A later client asking for stdin is
+then refused with an error (its input would go nowhere), as upstream's runtimes fail its write; one that
+only watches the output is served. A ``tty`` container's process runs on a terminal its shim holds: input
+goes in through the same FIFO, and a client with ``tty`` sets the terminal's size through its path. The
+session ends when the client leaves or the process exits or restarts.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
+import termios
 import threading
 import time
 from typing import IO, Protocol
@@ -29,10 +34,13 @@ class _Container(Protocol):
     restart_count: int
     finished: bool
     keep_stdin: bool
+    stdin_once: bool
 
     def log_path(self, restart: int | None = None) -> str: ...
 
     def open_stdin(self) -> IO[bytes] | None: ...
+
+    def terminal(self) -> str | None: ...
 
     @property
     def running(self) -> bool: ...
@@ -66,10 +74,26 @@ def _emit(record: bytes, io: ExecIO) -> None:
         sink(text)
 
 
+def _resize(terminal: str, width: int, height: int) -> None:
+    """Set the size of the process's terminal (its shim holds the other end); the process gets SIGWINCH."""
+    try:
+        fd = os.open(terminal, os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return  # the process ended: nothing to resize
+    try:
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+    finally:
+        os.close(fd)
+
+
 def attach(proc: _Container, io: ExecIO) -> int:
     """Stream until the client goes or the process ends; 0 (the kubelet reports an attach's end as Success)."""
     if not proc.running:
         raise ValueError("cannot attach to a container that is not running")
+    terminal = proc.terminal() if io.tty else None
+    if terminal is not None:
+        io.resize = lambda width, height: _resize(terminal, width, height)
+        io.on_terminal()  # a size the client sent already is applied now
     if io.stdin is not None and not proc.keep_stdin:
         raise ValueError("stdin is not enabled for this container: set stdin: true in its spec")
     restart = proc.restart_count
@@ -77,8 +101,11 @@ def attach(proc: _Container, io: ExecIO) -> int:
     with open(path, "rb") as log:
         log.seek(0, os.SEEK_END)  # before any input goes in: the answer to it is not skipped
         if io.stdin is not None:
-            threading.Thread(target=_feed, args=(io.stdin, proc.open_stdin()), name="attach-stdin",
-                             daemon=True).start()
+            writer = proc.open_stdin()
+            if writer is None and proc.stdin_once and proc.running and proc.restart_count == restart:
+                raise ValueError("the container's stdin was closed when its first attached client's input ended "
+                                 "(stdinOnce): attach without stdin, or restart the container")
+            threading.Thread(target=_feed, args=(io.stdin, writer), name="attach-stdin", daemon=True).start()
         partial = b""
         while not io.closed():
             chunk = log.read()

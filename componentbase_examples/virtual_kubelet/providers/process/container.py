@@ -77,6 +77,8 @@ class ContainerProcess:
     keep_stdin = False
     #: The container's ``stdinOnce``: the shim closes that pipe when the first attached client's input ends.
     stdin_once = False
+    #: The container's ``tty``: its process runs on a pseudo-terminal the shim holds (``kubectl attach -t``).
+    tty = False
 
     def __init__(self, *, name: str, argv: list[str], env: dict[str, str], working_dir: str, log_dir: str,
                  restart_policy: str, backoff: float, max_backoff: float,
@@ -115,7 +117,7 @@ class ContainerProcess:
                    working_dir=str(spec.get("workingDir") or ""), log_dir=log_dir, restart_policy=restart_policy,
                    backoff=backoff, max_backoff=max_backoff, on_change=on_change)
         saved = shim.read_json(os.path.join(log_dir, "state.json")) or {}
-        proc.keep_stdin, proc.stdin_once = bool(spec.get("stdin")), bool(spec.get("stdinOnce"))
+        proc.keep_stdin, proc.stdin_once, proc.tty = (bool(spec.get(k)) for k in ("stdin", "stdinOnce", "tty"))
         proc.restart_count = int(saved.get("restartCount") or 0)
         proc.last_state = dict(saved.get("lastState") or {})
         if saved.get("finished") and saved.get("state"):
@@ -127,12 +129,17 @@ class ContainerProcess:
         os.makedirs(self.log_dir, mode=0o700, exist_ok=True)
         shim.write_json(os.path.join(self.log_dir, "spec.json"), {
             "argv": self.argv, "env": self.env, "workingDir": self.working_dir,
-            "stdin": self.keep_stdin, "stdinOnce": self.stdin_once})
+            "stdin": self.keep_stdin, "stdinOnce": self.stdin_once, "tty": self.tty})
 
     # --- what the provider reads --------------------------------------------------------------
 
     def log_path(self, restart: int | None = None) -> str:
         return os.path.join(self.log_dir, f"{self.restart_count if restart is None else restart}.log")
+
+    def terminal(self) -> str | None:
+        """The path of the running process's terminal (a ``tty`` container's), for setting its size."""
+        run = self._run_record
+        return run.get("tty") if run is not None and "running" in self.state else None
 
     @property
     def pid(self) -> int | None:

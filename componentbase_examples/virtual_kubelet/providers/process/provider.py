@@ -136,6 +136,7 @@ class ProcessProvider:
                         **self._container_args(key, rec, c))
                     rec.containers[cname].keep_stdin = bool(c.get("stdin"))
                     rec.containers[cname].stdin_once = bool(c.get("stdinOnce"))
+                    rec.containers[cname].tty = bool(c.get("tty"))
                 self._probes(rec)
         if rec.failure is not None:
             log.info("pod %s cannot run: %s", key, rec.failure[1])

@@ -6,6 +6,9 @@ start time, its own pid, start time and token) and prints it on stdout, copies t
 CRI log ``<attempt>.log``, and when the process ends writes ``<attempt>.exit.json`` (exit code, reason,
 times). For a container with ``stdin`` it also makes the FIFO ``<attempt>.stdin`` and relays what attached
 clients write there into the process's stdin pipe (``relay_stdin``), so any virtual kubelet can attach.
+For a container with ``tty`` the process runs on a pseudo-terminal instead (stdin, stdout and stderr, as a
+container runtime's TTY, with ``TERM=xterm``): the shim copies the terminal's output into the log as stdout,
+relays clients' input into it, and records its path in the run record so a client's resize can set its size.
 The shim is its own session and has no death signal, so a virtual kubelet killed by SIGKILL loses neither
 the output nor the exit code; the process gets ``PR_SET_PDEATHSIG`` from the shim, so it never runs
 unwatched. Only the standard library is imported, so a shim costs about four bare interpreter starts.
@@ -16,6 +19,7 @@ The virtual kubelet imports this module too, for ``LogWriter``, ``start_time`` a
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import selectors
@@ -23,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from typing import IO, Any
@@ -127,27 +132,33 @@ def _die_with_parent() -> None:
         pass
 
 
-def pump(proc: subprocess.Popen[bytes], writer: LogWriter) -> None:
-    """Copy stdout and stderr into the log until both are closed."""
+def _on_terminal() -> None:
+    """In a ``tty`` container's child, after ``setsid``: its terminal (stdout) becomes its controlling one."""
+    _die_with_parent()
+    fcntl.ioctl(1, termios.TIOCSCTTY, 0)
+
+
+def pump(streams: list[tuple[int, str]], writer: LogWriter) -> None:
+    """Copy each ``(fd, stream name)`` into the log until all are closed (a terminal's EIO is its close)."""
     sel = selectors.DefaultSelector()
-    for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-        if stream is not None:
-            os.set_blocking(stream.fileno(), False)
-            sel.register(stream, selectors.EVENT_READ, name)
+    for fd, name in streams:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, name)
     while sel.get_map():
         for key, _ in sel.select(timeout=1.0):
             try:
                 data = os.read(key.fd, 65536)
             except BlockingIOError:
                 continue
+            except OSError:  # EIO: every holder of the terminal's other end is gone
+                data = b""
             if not data:
                 sel.unregister(key.fileobj)
                 continue
             writer.write(str(key.data), data)
     sel.close()
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
+    for fd, _ in streams:
+        os.close(fd)
 
 
 def relay_stdin(fifo: str, pipe: IO[bytes], once: bool) -> None:
@@ -198,15 +209,22 @@ def main(directory: str, attempt: int, token: str) -> int:
     started = time.time()
     writer = LogWriter(os.path.join(directory, f"{attempt}.log"))
     fifo = stdin_path(directory, attempt) if spec.get("stdin") else None
+    master, terminal = os.openpty() if spec.get("tty") else (-1, -1)
     try:
         program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", os.defpath))
         if not program:
             raise FileNotFoundError(2, "executable file not found in $PATH")
-        proc = subprocess.Popen(
-            [program, *argv[1:]], env=env, cwd=spec.get("workingDir") or None,
-            stdin=subprocess.PIPE if fifo else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        if terminal >= 0:
+            proc = subprocess.Popen(
+                [program, *argv[1:]], env={"TERM": "xterm", **env}, cwd=spec.get("workingDir") or None,
+                stdin=terminal if fifo else subprocess.DEVNULL, stdout=terminal, stderr=terminal,
+                start_new_session=True, preexec_fn=_on_terminal)
+        else:
+            proc = subprocess.Popen(
+                [program, *argv[1:]], env=env, cwd=spec.get("workingDir") or None,
+                stdin=subprocess.PIPE if fifo else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     except OSError as err:
         writer.close()
         write_json(exit_path(directory, attempt), {
@@ -214,16 +232,24 @@ def main(directory: str, attempt: int, token: str) -> int:
             "message": f'exec: "{argv[0]}": {err.strerror or err}'})
         _announce({})
         return 0
-    if fifo and proc.stdin is not None:
-        _remove(fifo)
-        os.mkfifo(fifo, 0o600)
-        threading.Thread(target=relay_stdin, args=(fifo, proc.stdin, bool(spec.get("stdinOnce"))),
-                         daemon=True).start()
     run = {"pid": proc.pid, "startTime": start_time(proc.pid), "shimPid": os.getpid(),
            "shimStartTime": start_time(os.getpid()), "token": token, "startedAt": started}
+    streams = [(s.fileno(), name) for s, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")) if s is not None]
+    pipe = proc.stdin
+    if terminal >= 0:
+        run["tty"] = os.ttyname(terminal)
+        os.close(terminal)  # the process holds it now: its exit closes the terminal
+        streams = [(master, "stdout")]
+        pipe = open(os.dup(master), "wb", buffering=0) if fifo else None
+    if fifo and pipe is not None:
+        _remove(fifo)
+        os.mkfifo(fifo, 0o600)
+        # A terminal has no end of input to pass on (its typist sends ^D for that): stdinOnce applies to pipes.
+        once = bool(spec.get("stdinOnce")) and terminal < 0
+        threading.Thread(target=relay_stdin, args=(fifo, pipe, once), daemon=True).start()
     write_json(run_path(directory, attempt), run)
     _announce(run)
-    pump(proc, writer)
+    pump(streams, writer)
     code = proc.wait()
     writer.close()
     if fifo:
