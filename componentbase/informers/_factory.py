@@ -35,6 +35,10 @@ RESOURCES: dict[str, ResourceMapping] = {
     "endpoints": _core("endpoints", "Endpoints"),
     "events": _core("events", "Event"),
     "leases": _core("leases", "Lease", group="coordination.k8s.io"),
+    "persistentvolumeclaims": _core("persistentvolumeclaims", "PersistentVolumeClaim"),
+    "persistentvolumes": _core("persistentvolumes", "PersistentVolume", namespaced=False),
+    "storageclasses": _core("storageclasses", "StorageClass", namespaced=False, group="storage.k8s.io"),
+    "csinodes": _core("csinodes", "CSINode", namespaced=False, group="storage.k8s.io"),
 }
 
 

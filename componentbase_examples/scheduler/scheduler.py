@@ -34,6 +34,7 @@ from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailabl
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
+from componentbase_examples.scheduler.plugininformers import PluginInformers
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import Snapshot
 
@@ -67,12 +68,14 @@ class Scheduler:
         self.mgr = mgr
         self.snapshot = Snapshot()
         self.binder = APIBinder(mgr.client)
+        plugin_informers = PluginInformers(mgr)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(
-            cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
+            cfg, registry, Handle(self.snapshot, binder=self.binder.bind, informer=plugin_informers, client=mgr.client))
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
+        plugin_informers.register(self.queue)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
