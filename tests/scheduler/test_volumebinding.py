@@ -77,11 +77,22 @@ def test_bound_claims_pv_node_affinity_steers_the_pod() -> None:
 
 def test_bound_and_unbound_unsatisfied_reports_both_reasons() -> None:
     bound = claim("pvc-a", volume="pv-a")
-    c = VolumeCluster(NODES[:1], WFFC, bound, volume("pv-a", node="elsewhere", bound_to=bound),
-                      claim("pvc-b", cls="wait"))
+    in_zone_c = volume("pv-a", bound_to=bound)
+    in_zone_c["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["c"]}]}]}}
+    c = VolumeCluster(NODES[:1], WFFC, bound, in_zone_c, claim("pvc-b", cls="wait"))
     assert c.message(pod_with("p", "pvc-a", "pvc-b")) == (
         "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind, "
         "1 node(s) had volume node affinity conflict.")
+
+
+def test_bound_local_pvs_narrow_the_nodes_filtered() -> None:
+    bound = claim("pvc-a", volume="pv-a")
+    c = VolumeCluster([*NODES, node("n3", cpu="1")], bound, volume("pv-a", node="n3", bound_to=bound))
+    big = pod_with("p", "pvc-a")
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    assert c.message(big) == ("0/3 nodes are available: 1 Insufficient cpu, "
+                              "2 node(s) didn't satisfy plugin(s) [VolumeBinding].")
 
 
 def test_a_claim_bound_to_a_missing_pv() -> None:

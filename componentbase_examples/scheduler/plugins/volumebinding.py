@@ -4,6 +4,8 @@ before the pod is, as kube-scheduler's VolumeBinding plugin.
 * PreFilter: a missing, lost or deleting claim, or an unbound claim whose class binds ``Immediate``, makes
   the pod unschedulable (``pod has unbound immediate PersistentVolumeClaims``): the PV controller binds
   those, not the scheduler. A pod with no claims skips the plugin.
+* PreFilter also narrows the nodes to those bound local PVs name (``kubernetes.io/hostname In``): the
+  others are reported as ``node(s) didn't satisfy plugin(s) [VolumeBinding]``.
 * Filter: a bound claim's PV must exist and its ``nodeAffinity`` admit the node; a ``WaitForFirstConsumer``
   claim needs an available PV that fits the node (smallest first, kube's ``FindMatchingVolume``) or a
   class that provisions (not ``kubernetes.io/no-provisioner``) with ``allowedTopologies`` the node meets.
@@ -25,7 +27,15 @@ import attrs
 
 import componentbase
 from componentbase import field
-from componentbase_examples.scheduler.framework import SKIP, Code, CycleState, Handle, Plugin, Status
+from componentbase_examples.scheduler.framework import (
+    SKIP,
+    Code,
+    CycleState,
+    Handle,
+    Plugin,
+    PreFilterResult,
+    Status,
+)
 from componentbase_examples.scheduler.plugins.helpers import labels_match, selector_requirements
 from componentbase_examples.scheduler.plugins.volumebinder import (
     AssumeCache,
@@ -62,6 +72,7 @@ ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+HOSTNAME = "kubernetes.io/hostname"
 
 
 @attrs.define(kw_only=True)
@@ -107,6 +118,21 @@ def _bound_to(pv: Obj, pvc: Obj) -> bool:
     if ref.get("name") != meta.get("name") or ref.get("namespace") != meta.get("namespace"):
         return False
     return not ref.get("uid") or ref.get("uid") == meta.get("uid")
+
+
+def _local_node_names(pv: Obj) -> frozenset[str]:
+    """kube's ``GetLocalPersistentVolumeNodeNames``: per required term, the hostnames its ``In`` expressions
+    all allow; the union over the terms."""
+    required = ((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
+    names: set[str] = set()
+    for term in required.get("nodeSelectorTerms") or ():
+        allowed: set[str] | None = None
+        for expr in term.get("matchExpressions") or ():
+            if expr.get("key") == HOSTNAME and expr.get("operator") == "In":
+                values = set(expr.get("values") or ())
+                allowed = values if allowed is None else allowed & values
+        names |= allowed or set()
+    return frozenset(names)
 
 
 def find_matching_volume(pvc: Obj, pvs: list[Obj], node: NodeInfo, excluded: set[str]) -> Obj | None:
@@ -158,7 +184,7 @@ class VolumeBinding(Plugin):
     # PreFilter
 
     @componentbase.hookimpl
-    def scheduler_pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
+    def scheduler_pre_filter(self, state: CycleState, pod: PodInfo) -> Status | PreFilterResult | None:
         claims = pod_claims(pod)
         if not claims:
             return SKIP
@@ -181,7 +207,19 @@ class VolumeBinding(Plugin):
         if immediate:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, UNBOUND_IMMEDIATE)
         state[self.name] = _State(bound, sorted(delayed, key=_size))
-        return None
+        eligible = self._eligible_nodes(bound)
+        return None if eligible is None else PreFilterResult(eligible)
+
+    def _eligible_nodes(self, bound: list[Obj]) -> frozenset[str] | None:
+        """kube's ``GetEligibleNodes``: the nodes every bound local PV names (``kubernetes.io/hostname In``),
+        or None when some bound PV does not pin its node."""
+        eligible: frozenset[str] | None = None
+        for pvc in bound:
+            pv = self.pvs.get((pvc.get("spec") or {}).get("volumeName", ""))
+            names = _local_node_names(pv) if pv is not None else frozenset()
+            if names:
+                eligible = names if eligible is None else eligible & names
+        return eligible
 
     @staticmethod
     def _claim_problem(pod: PodInfo, pvc: Obj, name: str, ephemeral: bool) -> str | None:
