@@ -14,6 +14,7 @@ from componentbase_examples.scheduler import simulate
 from componentbase_examples.scheduler.framework import new_plugin_manager
 from componentbase_examples.scheduler.plugins.volumerestrictions import is_volume_conflict
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queue import ClusterEvent, SchedulingQueue
 from tests.scheduler.builders import default_config, node
 from tests.scheduler.volume_builders import (
     HOSTNAME,
@@ -191,3 +192,26 @@ def test_dry_run_reads_storage_objects_and_holds_the_pvs_it_chooses(tmp_path: Pa
     assert "default/one -> n2" in lines
     assert ("default/two: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
             in lines)
+
+
+# events that retry parked pods
+
+
+@pytest.mark.parametrize(("plugin", "event", "moves"), [
+    ("VolumeBinding", ClusterEvent("PersistentVolumeClaim", "Update"), True),
+    ("VolumeBinding", ClusterEvent("StorageClass", "Add"), True),
+    ("VolumeBinding", ClusterEvent("PersistentVolume", "Add"), True),
+    ("VolumeZone", ClusterEvent("PersistentVolume", "Update"), True),
+    ("VolumeRestrictions", ClusterEvent("Pod", "Delete"), True),
+    ("VolumeRestrictions", ClusterEvent("PersistentVolume", "Add"), False),
+    ("NodeVolumeLimits", ClusterEvent("CSINode", "Update"), True),
+    ("NodePorts", ClusterEvent("PersistentVolumeClaim", "Add"), False),
+])
+def test_storage_events_retry_the_pods_the_volume_plugins_parked(plugin: str, event: ClusterEvent,
+                                                                 moves: bool) -> None:
+    queue = SchedulingQueue(clock=lambda: 0.0)
+    queue.add(PodInfo(pod_with("parked", "pvc")))
+    qp = queue.pop(timeout=0)
+    assert qp is not None
+    queue.add_unschedulable_if_not_present(qp, queue.scheduling_cycle, [plugin])
+    assert queue.move_all_to_active_or_backoff(event) == int(moves)
