@@ -38,6 +38,10 @@ RESOURCES: dict[str, ResourceMapping] = {
     "replicationcontrollers": _core("replicationcontrollers", "ReplicationController"),
     "replicasets": _core("replicasets", "ReplicaSet", group="apps"),
     "statefulsets": _core("statefulsets", "StatefulSet", group="apps"),
+    "persistentvolumeclaims": _core("persistentvolumeclaims", "PersistentVolumeClaim"),
+    "persistentvolumes": _core("persistentvolumes", "PersistentVolume", namespaced=False),
+    "storageclasses": _core("storageclasses", "StorageClass", namespaced=False, group="storage.k8s.io"),
+    "csinodes": _core("csinodes", "CSINode", namespaced=False, group="storage.k8s.io"),
 }
 
 

@@ -80,6 +80,11 @@ class Handle:
     #: The Services and controllers selecting pods (``plugins.spreaddefaults.WorkloadListers``), from which
     #: PodTopologySpread's default constraints take their selector; ``None``: no default constraint applies.
     workloads: Any = None
+    #: ``informer(api_version, kind)``: a shared informer (``get(key)``, ``list()``) of the cluster's objects,
+    #: requested when a plugin is built (kube's ``SharedInformerFactory``); None in a dry run.
+    informer: Callable[[str, str], Any] | None = None
+    #: The API client for a plugin's own writes (kube's ``ClientSet``): the scheduler's fenced client.
+    client: Any = None
 
 
 class Plugin:

@@ -1,4 +1,5 @@
-"""Reading Nodes and Pods from manifests (a YAML file of documents, Lists of them, or a directory of files).
+"""Reading Nodes and Pods from manifests (a YAML file of documents, Lists of them, or a directory of files),
+and the storage objects the pods' claims need (PVCs, PVs, StorageClasses, CSINodes).
 
 Pods get the API server's defaulting that matters to scheduling: a container's requests default to its
 limits. Every problem names its file and document (``pods.yaml: document 3 (Pod default/web): ...``).
@@ -17,13 +18,16 @@ import componentbase
 __all__ = ["Manifests", "load"]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-_LISTS = {"List": None, "NodeList": "Node", "PodList": "Pod"}
+_LISTS = {"List": None, "NodeList": "Node", "PodList": "Pod", "PersistentVolumeClaimList": "PersistentVolumeClaim",
+          "PersistentVolumeList": "PersistentVolume", "StorageClassList": "StorageClass", "CSINodeList": "CSINode"}
 
 
 @attrs.define
 class Manifests:
     nodes: list[dict[str, Any]] = attrs.field(factory=list)
     pods: list[dict[str, Any]] = attrs.field(factory=list)
+    #: PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, for the volume plugins.
+    storage: list[dict[str, Any]] = attrs.field(factory=list)
     errors: list[str] = attrs.field(factory=list)
     warnings: list[str] = attrs.field(factory=list)
 
@@ -129,12 +133,25 @@ def _requests_from_limits(resources: dict[str, Any], applies: Callable[[str], bo
     return {**resources, "requests": requests}
 
 
+_STORAGE = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
+
+
+def _default_storage(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the API server and the PV controller would have filled in: a class's binding mode, a PV's phase."""
+    if obj["kind"] == "StorageClass":
+        obj.setdefault("volumeBindingMode", "Immediate")
+    elif obj["kind"] == "PersistentVolume" and not (obj.get("status") or {}).get("phase"):
+        bound = bool((obj.get("spec") or {}).get("claimRef"))
+        obj["status"] = {**(obj.get("status") or {}), "phase": "Bound" if bound else "Available"}
+    return obj
+
+
 def _add(obj: Any, where: str, into: Manifests, seen: set[tuple[str, str]]) -> None:
     if not isinstance(obj, Mapping) or not obj.get("kind"):
         into.errors.append(f"{where}: not a Kubernetes object (a mapping with apiVersion and kind)")
         return
     kind = obj["kind"]
-    if kind not in ("Node", "Pod"):
+    if kind not in ("Node", "Pod", *_STORAGE):
         into.warnings.append(f"{where}: kind {kind} is not simulated; skipped")
         return
     meta = obj.get("metadata")
@@ -153,7 +170,9 @@ def _add(obj: Any, where: str, into: Manifests, seen: set[tuple[str, str]]) -> N
         return
     seen.add((kind, desc))
     copy = dict(obj)
-    if kind == "Pod":
+    if kind in _STORAGE:
+        into.storage.append(_default_storage(copy))
+    elif kind == "Pod":
         _default_requests(copy)
         into.pods.append(copy)
     else:

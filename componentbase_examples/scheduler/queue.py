@@ -60,6 +60,14 @@ NODE_DELETE = ClusterEvent("Node", "Delete")
 POD_DELETE = ClusterEvent("Pod", "Delete")
 ASSIGNED_POD_ADD = ClusterEvent("Pod", "Add")
 ASSIGNED_POD_UPDATE = ClusterEvent("Pod", "Update")
+PVC_ADD = ClusterEvent("PersistentVolumeClaim", "Add")
+PVC_UPDATE = ClusterEvent("PersistentVolumeClaim", "Update")
+PV_ADD = ClusterEvent("PersistentVolume", "Add")
+PV_UPDATE = ClusterEvent("PersistentVolume", "Update")
+STORAGE_CLASS_ADD = ClusterEvent("StorageClass", "Add")
+STORAGE_CLASS_UPDATE = ClusterEvent("StorageClass", "Update")
+CSINODE_ADD = ClusterEvent("CSINode", "Add")
+CSINODE_UPDATE = ClusterEvent("CSINode", "Update")
 #: An event every plugin is interested in (kube's WildCardEvent, used by the leftover flush).
 WILDCARD = ClusterEvent("*", "*")
 UNSCHEDULABLE_TIMEOUT_EVENT = ClusterEvent("UnschedulableTimeout", "")
@@ -78,6 +86,12 @@ def default_plugin_events() -> dict[str, set[ClusterEvent]]:
         # A pod's labels or place, or a node's labels, change which domains match and how many pods count.
         "PodTopologySpread": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE, NODE_DELETE},
         "InterPodAffinity": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
+        # A claim created, bound or provisioned, a PV or class appearing, a node's labels (PV affinity, zones).
+        "VolumeBinding": {PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE, STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE,
+                          NODE_ADD, NODE_UPDATE},
+        "VolumeRestrictions": {POD_DELETE, PVC_ADD, NODE_ADD, NODE_UPDATE},
+        "VolumeZone": {PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE, STORAGE_CLASS_ADD, NODE_ADD, NODE_UPDATE},
+        "NodeVolumeLimits": {POD_DELETE, PVC_ADD, CSINODE_ADD, CSINODE_UPDATE},
     }
 
 

@@ -34,6 +34,7 @@ from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailabl
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
+from componentbase_examples.scheduler.plugininformers import PluginInformers
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import Snapshot
 from componentbase_examples.scheduler.workloads import workload_listers
@@ -69,15 +70,17 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.binder = APIBinder(mgr.client)
         # Namespace labels for InterPodAffinity's namespaceSelector, read from the cache when a term is matched;
-        # the objects selecting pods for PodTopologySpread's default constraints (scheduler_listers.py).
+        # the objects selecting pods for PodTopologySpread's default constraints (workloads.py); the informers
+        # plugins ask for when they are built (plugininformers.py: the volume plugins' storage kinds).
         self.namespaces = mgr.cache.namespaces()
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
-                        workloads=workload_listers(mgr.cache))
+                        workloads=workload_listers(mgr.cache), informer=PluginInformers(mgr), client=mgr.client)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
+        plugin_informers.register(self.queue)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()

@@ -10,6 +10,7 @@ the same input always gives the same placements.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 import pluggy
@@ -17,6 +18,7 @@ import pluggy
 from componentbase_examples.scheduler import config, manifests, profiles
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.framework import Framework, Handle, Registry, RegistryError, Status
+from componentbase_examples.scheduler.plugins.volumes import StaticStore
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.queue import SchedulingQueue
 from componentbase_examples.scheduler.report import capacity_table, unschedulable_by_reason
@@ -42,14 +44,21 @@ def dry_run(path: str, cfg: config.KubeSchedulerConfiguration, pm: pluggy.Plugin
     except RegistryError as e:
         err.write(f"Error: {e}\n")
         return 1
-    return simulate(cfg, registry, found.nodes, found.pods, out, err)
+    return simulate(cfg, registry, found.nodes, found.pods, out, err, storage=found.storage)
 
 
 def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: list[dict[str, Any]],
-             pods: list[dict[str, Any]], out: TextIO, err: TextIO, seed: int = 0) -> int:
+             pods: list[dict[str, Any]], out: TextIO, err: TextIO, seed: int = 0,
+             storage: Iterable[dict[str, Any]] = ()) -> int:
+    """Schedule ``pods`` over ``nodes``; ``storage`` (PVCs, PVs, StorageClasses, CSINodes) is what the volume
+    plugins read, and the PVs and claims they choose stay assumed, so later pods see them taken."""
     snapshot = Snapshot(nodes)
+    stores: dict[str, StaticStore] = {}
+    for obj in storage:
+        stores.setdefault(obj["kind"], StaticStore()).put(obj)
+    handle = Handle(snapshot, binder=_bound, informer=lambda _, kind: stores.setdefault(kind, StaticStore()))
     try:
-        frameworks = profiles.build_frameworks(cfg, registry, Handle(snapshot, binder=_bound))
+        frameworks = profiles.build_frameworks(cfg, registry, handle)
     except (profiles.ProfileError, ValueError, TypeError) as e:
         for line in str(e).splitlines():
             err.write(f"Error: {line}\n")

@@ -49,6 +49,12 @@ def pod_affinity_kinds(info: PodInfo) -> tuple[bool, bool]:
     return bool(affinity.get("podAffinity") or anti), bool(anti and anti.get(_REQUIRED))
 
 
+def _claim_keys(info: PodInfo) -> list[str]:
+    """``namespace/claim`` of each PVC volume of the pod (VolumeRestrictions' ReadWriteOncePod check)."""
+    return [f"{info.namespace}/{(v['persistentVolumeClaim'] or {}).get('claimName', '')}"
+            for v in info.spec.get("volumes") or () if "persistentVolumeClaim" in v]
+
+
 class NodeInfo:
     """One node and what its pods use, as kube's ``framework.NodeInfo``."""
 
@@ -154,6 +160,8 @@ class Snapshot:
         self._with_required_anti_affinity: dict[str, NodeInfo] = {}
         #: Image name -> how many nodes have it (kube's ImageStateSummary.NumNodes).
         self.image_nodes: dict[str, int] = {}
+        #: ``namespace/claim`` -> how many pods here use that PVC (kube's ``IsPVCUsedByPods``).
+        self.pvc_refs: dict[str, int] = {}
         for node in nodes:
             self.add_node(node)
         for pod in pods:
@@ -270,6 +278,8 @@ class Snapshot:
             node = self._infos[node_name] = NodeInfo(node_name)
         node.add_pod(info)
         self._pods[info.key] = (info, node_name)
+        for claim in _claim_keys(info):
+            self.pvc_refs[claim] = self.pvc_refs.get(claim, 0) + 1
         if node.pods_with_affinity:
             self._reindex(node)
 
@@ -277,6 +287,11 @@ class Snapshot:
         found = self._pods.pop(key, None)
         if found is None:
             return
+        for claim in _claim_keys(found[0]):
+            if self.pvc_refs.get(claim, 0) > 1:
+                self.pvc_refs[claim] -= 1
+            else:
+                self.pvc_refs.pop(claim, None)
         node = self._infos.get(found[1])
         if node is not None:
             node.remove_pod(key)

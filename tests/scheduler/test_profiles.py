@@ -43,10 +43,13 @@ def names(points: dict[str, list[tuple[str, int]]], point: str) -> list[str]:
 def test_default_profile_is_kube_schedulers_for_the_plugins_here() -> None:
     points = enabled()
     assert names(points, "queueSort") == ["PrioritySort"]
-    assert names(points, "preFilter") == ["NodeName", "NodeAffinity", "NodePorts", "PodTopologySpread",
+    volumes = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
+    assert names(points, "preFilter") == ["NodeName", "NodeAffinity", "NodePorts", *volumes, "PodTopologySpread",
                                           "InterPodAffinity"]
     assert names(points, "filter") == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                       "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                                       "NodePorts", "NodeResourcesFit", *volumes, "PodTopologySpread",
+                                       "InterPodAffinity"]
+    assert names(points, "reserve") == ["VolumeBinding"] and names(points, "preBind") == ["VolumeBinding"]
     assert points["score"] == [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                                ("PodTopologySpread", 2), ("InterPodAffinity", 2),
                                ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]

@@ -11,9 +11,13 @@ from componentbase_examples.scheduler.plugins.nodename import NodeName
 from componentbase_examples.scheduler.plugins.nodeports import NodePorts
 from componentbase_examples.scheduler.plugins.noderesourcesfit import NodeResourcesFit
 from componentbase_examples.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from componentbase_examples.scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from componentbase_examples.scheduler.plugins.podtopologyspread import PodTopologySpread
 from componentbase_examples.scheduler.plugins.queuesort import PrioritySort
 from componentbase_examples.scheduler.plugins.tainttoleration import TaintToleration
+from componentbase_examples.scheduler.plugins.volumebinding import VolumeBinding
+from componentbase_examples.scheduler.plugins.volumerestrictions import VolumeRestrictions
+from componentbase_examples.scheduler.plugins.volumezone import VolumeZone
 
 __all__ = ["DEFAULT_PLUGINS"]
 
@@ -25,6 +29,10 @@ DEFAULT_PLUGINS: tuple[type, ...] = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    VolumeRestrictions,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
     NodeResourcesBalancedAllocation,
