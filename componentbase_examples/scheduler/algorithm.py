@@ -13,6 +13,8 @@ exactly as kube-scheduler prints it without one.
 from __future__ import annotations
 
 import random
+from itertools import repeat
+from operator import add, mul
 from typing import Any
 
 import attrs
@@ -175,14 +177,13 @@ class SchedulingAlgorithm:
         if total == 0:
             return [], 0
         start = self.next_start_node_index % total
-        ordered = nodes[start:] + nodes[:start] if start else nodes
         if not filters:
-            return ordered[:to_find], min(to_find, total)
+            return _rotated(nodes, start, 0, to_find), min(to_find, total)
         feasible: list[NodeInfo] = []
         processed = 0
         while processed < total and len(feasible) < to_find:
             need = to_find - len(feasible)
-            chunk = ordered[processed:processed + max(need, MIN_CHUNK)]
+            chunk = _rotated(nodes, start, processed, processed + max(need, MIN_CHUNK))
             passed, rejected = chunk, {}
             for name, fn in filters:
                 if not passed:
@@ -198,24 +199,50 @@ class SchedulingAlgorithm:
                 used = _position_after(chunk, passed[-1])
                 rejected = {n.name: rejected[n.name] for n in chunk[:used] if n.name in rejected}
             feasible += passed
-            diagnosis.node_to_status.update(rejected)
+            if rejected:
+                diagnosis.node_to_status.update(rejected)
             processed += used
         return feasible, processed
 
     def select(self, totals: list[int]) -> int:
-        """The index of a highest total, each of the tied ones equally likely (reservoir sampling)."""
-        best = -1
-        chosen = 0
-        ties = 0
+        """The index of a highest total, each of the tied ones equally likely (reservoir sampling).
+
+        Equal to the one-pass reservoir over ``totals`` (same choice, same random numbers drawn), but
+        the scan runs in C: the draws before the first highest total only tie lower running bests, so
+        they are drawn and dropped; after it, only the positions of the highest total are visited.
+        """
+        if not totals:
+            return 0
+        best = max(totals)
+        first = totals.index(best)
         rnd = self.rng.random
-        for i, total in enumerate(totals):
-            if total > best:
-                best, chosen, ties = total, i, 1
-            elif total == best:
-                ties += 1
-                if rnd() * ties < 1.0:
-                    chosen = i
+        running = -1
+        for total in totals[:first]:
+            if total > running:
+                running = total
+            elif total == running:
+                rnd()
+        chosen = first
+        ties = 1
+        i = first
+        for _ in range(totals.count(best) - 1):
+            i = totals.index(best, i + 1)
+            ties += 1
+            if rnd() * ties < 1.0:
+                chosen = i
         return chosen
+
+
+def _rotated(nodes: list[NodeInfo], start: int, lo: int, hi: int) -> list[NodeInfo]:
+    """Items ``lo:hi`` of ``nodes`` rotated to begin at ``start``, without copying the whole rotation."""
+    total = len(nodes)
+    hi = min(hi, total)
+    a, b = start + lo, start + hi
+    if b <= total:
+        return nodes[a:b]
+    if a >= total:
+        return nodes[a - total:b - total]
+    return nodes[a:] + nodes[:b - total]
 
 
 def _position_after(chunk: list[NodeInfo], last: NodeInfo) -> int:
@@ -277,7 +304,9 @@ def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeI
         if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
             raise ScoreError(f"plugin {plugin.name!r} returns an invalid score, it should in the range of "
                              f"[0, {MAX_NODE_SCORE}] after normalizing")
+        if len(scores) != len(totals):
+            raise ScoreError(f"plugin {plugin.name!r} returns {len(scores)} scores for {len(totals)} nodes")
         w = plugin.weight
-        totals = [t + s * w for t, s in zip(totals, scores, strict=True)]
+        totals = list(map(add, totals, scores if w == 1 else map(mul, scores, repeat(w))))
     return totals
 

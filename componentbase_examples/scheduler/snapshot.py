@@ -53,9 +53,9 @@ class NodeInfo:
     """One node and what its pods use, as kube's ``framework.NodeInfo``."""
 
     __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "index",
-                 "labels", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods", "pods_with_affinity",
-                 "pods_with_required_anti_affinity", "prefer_no_schedule_taints", "req_cpu", "req_ephemeral_storage",
-                 "req_memory", "req_scalar", "taints", "unschedulable", "used_ports")
+                 "labels", "memo", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods",
+                 "pods_with_affinity", "pods_with_required_anti_affinity", "prefer_no_schedule_taints", "req_cpu",
+                 "req_ephemeral_storage", "req_memory", "req_scalar", "taints", "unschedulable", "used_ports")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -77,8 +77,11 @@ class NodeInfo:
         self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         #: hostIP -> {(protocol, port): number of pods using it}
         self.used_ports: dict[str, dict[tuple[str, int], int]] = {}
+        #: Scores remembered for this state of the node (plugins.scorememo); a new dict whenever it changes.
+        self.memo: dict[str, int] = {}
 
     def set_node(self, node: Mapping[str, Any]) -> None:
+        self.memo = {}
         meta = node.get("metadata") or {}
         spec = node.get("spec") or {}
         self.node = node
@@ -114,6 +117,7 @@ class NodeInfo:
         return info
 
     def _account(self, info: PodInfo, sign: int) -> None:
+        self.memo = {}
         self.req_cpu += sign * info.cpu
         self.req_memory += sign * info.memory
         self.req_ephemeral_storage += sign * info.ephemeral_storage
