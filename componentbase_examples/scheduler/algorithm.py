@@ -13,12 +13,14 @@ exactly as kube-scheduler prints it without one.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from itertools import repeat
 from operator import add, mul
 from typing import Any
 
 import attrs
 
+from componentbase_examples.scheduler.extender import HTTPExtender, add_extender_scores, filter_with_extenders
 from componentbase_examples.scheduler.framework import (
     MAX_NODE_SCORE,
     Code,
@@ -111,6 +113,8 @@ class SchedulingAlgorithm:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
         self.rng = rng or random.Random()
+        #: The config's HTTP extenders: they filter after the plugins and add to the plugins' scores.
+        self.extenders: list[HTTPExtender] = []
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """The node for ``pod``; raises ``FitError`` (or ``NoNodesAvailable``). Holds the snapshot's lock."""
@@ -125,7 +129,7 @@ class SchedulingAlgorithm:
             evaluated = len(feasible) + len(diagnosis.node_to_status)
             if len(feasible) == 1:
                 return ScheduleResult(feasible[0].name, evaluated, 1)
-            totals = prioritize(fw, state, pod, feasible)
+            totals = prioritize(fw, state, pod, feasible, self.extenders)
             return ScheduleResult(feasible[self.select(totals)].name, evaluated, len(feasible))
 
     def _post_filter(self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> None:
@@ -139,7 +143,7 @@ class SchedulingAlgorithm:
         diagnosis.post_filter_msg = ", ".join(m for m in messages if m)
 
     def num_nodes_to_find(self, fw: Framework, num_nodes: int) -> int:
-        if not fw.score:
+        if not fw.score and not any(e.filter_verb or e.prioritize_verb for e in self.extenders):
             return min(1, num_nodes)  # nothing ranks them: the first that fits will do, as upstream
         percentage = fw.percentage_of_nodes_to_score
         if percentage is None:
@@ -169,6 +173,9 @@ class SchedulingAlgorithm:
         feasible, processed = self._filter(filters, state, pod, nodes, to_find, diagnosis)
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.extenders and feasible:
+            feasible = filter_with_extenders(self.extenders, pod, feasible, diagnosis.node_to_status,
+                                             diagnosis.unschedulable_plugins)
         return feasible, diagnosis
 
     def _filter(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
@@ -282,9 +289,10 @@ class ScoreError(Exception):
     """A score plugin gave a score outside 0..100 after normalizing: a plugin bug, the cycle fails."""
 
 
-def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-    """The weighted sum of every score plugin's normalized scores, one total per node."""
-    if not fw.score:
+def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+               extenders: Sequence[HTTPExtender] = ()) -> list[int]:
+    """The weighted sum of every score plugin's normalized scores, one total per node, plus the extenders'."""
+    if not fw.score and not extenders:
         return [1] * len(nodes)
     skipped: set[str] = set()
     for name, pre_score in fw.pre_score:
@@ -308,5 +316,7 @@ def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeI
             raise ScoreError(f"plugin {plugin.name!r} returns {len(scores)} scores for {len(totals)} nodes")
         w = plugin.weight
         totals = list(map(add, totals, scores if w == 1 else map(mul, scores, repeat(w))))
+    if extenders:
+        add_extender_scores(extenders, pod, nodes, totals)
     return totals
 

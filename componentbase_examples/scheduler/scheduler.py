@@ -32,6 +32,7 @@ from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
+from componentbase_examples.scheduler.extender import ExtenderError, bind_with_extenders, extenders_from_config
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.podinfo import PodInfo
@@ -74,6 +75,7 @@ class Scheduler:
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
+        self.algorithm.extenders = extenders_from_config(cfg)
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
         SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
@@ -144,6 +146,9 @@ class Scheduler:
         except NoNodesAvailable as e:
             self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), ())
             return True
+        except ExtenderError as e:  # a non-ignorable extender failed: kube's error, no traceback
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            return True
         except Exception as e:  # a plugin's bug fails this attempt, not the scheduler
             log.exception("scheduling %s/%s failed", pod.namespace, pod.name)
             self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
@@ -181,7 +186,9 @@ class Scheduler:
             self.snapshot.forget_pod(pod.key)
             self.queue.done(pod.key)
             return
-        status = fw.run_bind(state, pod, host)
+        extenders = self.algorithm.extenders
+        by_extenders = (lambda p, n: bind_with_extenders(extenders, p, n)) if extenders else None
+        status = fw.run_bind(state, pod, host, by_extenders)
         if status is None:
             self.queue.done(pod.key)
             self.recorders[fw.profile_name].event(
