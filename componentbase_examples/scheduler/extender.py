@@ -44,6 +44,7 @@ __all__ = [
     "bind_with_extenders",
     "extenders_from_config",
     "filter_with_extenders",
+    "go_field",
 ]
 
 log = logging.getLogger("componentbase_examples.scheduler.extender")
@@ -76,7 +77,7 @@ class ExtenderError(Exception):
     """A call to an extender failed; ``str()`` is kube-scheduler's message for it."""
 
 
-def _get(obj: Any, key: str) -> Any:
+def go_field(obj: Any, key: str) -> Any:
     """``obj[key]``, else the first key equal to it ignoring case (Go's JSON decoder), else ``None``."""
     if not isinstance(obj, Mapping):
         return None
@@ -166,47 +167,48 @@ class HTTPExtender:
         """The nodes that stay, then failed and failed-and-unresolvable node names with their messages."""
         if not self.filter_verb:
             return list(nodes), {}, {}
-        result = self._send(self.filter_verb, self._args(pod, nodes))
-        error = _get(result, "Error")
+        result = self.send(self.filter_verb, self._args(pod, nodes))
+        error = go_field(result, "Error")
         if error:
             raise ExtenderError(str(error))
         by_name = {n.name: n for n in nodes}
-        names = _get(result, "NodeNames")
-        listed = _get(result, "Nodes")
+        names = go_field(result, "NodeNames")
+        listed = go_field(result, "Nodes")
         if self.node_cache_capable and names is not None:
             chosen = [str(name) for name in names]
         elif listed is not None:
-            chosen = [str(((item or {}).get("metadata") or {}).get("name", "")) for item in _get(listed, "items") or ()]
+            items = go_field(listed, "items") or ()
+            chosen = [str(((item or {}).get("metadata") or {}).get("name", "")) for item in items]
         else:
             chosen = []
         for name in chosen:
             if name not in by_name:
                 raise ExtenderError(f'extender "{self.name}" claims a filtered node "{name}" which is not found '
                                     f"in the input node list")
-        failed = {str(k): str(v) for k, v in (_get(result, "FailedNodes") or {}).items()}
-        unresolvable = {str(k): str(v) for k, v in (_get(result, "FailedAndUnresolvableNodes") or {}).items()}
+        failed = {str(k): str(v) for k, v in (go_field(result, "FailedNodes") or {}).items()}
+        unresolvable = {str(k): str(v) for k, v in (go_field(result, "FailedAndUnresolvableNodes") or {}).items()}
         return [by_name[name] for name in chosen], failed, unresolvable
 
     def prioritize(self, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[tuple[str, int]], int]:
         """``(host, score)`` per node and this extender's weight (all 0, weight 0, without a prioritize verb)."""
         if not self.prioritize_verb:
             return [(n.name, 0) for n in nodes], 0
-        result = self._send(self.prioritize_verb, self._args(pod, nodes))
+        result = self.send(self.prioritize_verb, self._args(pod, nodes))
         if not isinstance(result, list):
             raise ExtenderError(f"json: cannot unmarshal {type(result).__name__} into Go value of type "
                                 "v1.HostPriorityList")
-        return [(str(_get(p, "Host")), int(_get(p, "Score") or 0)) for p in result], self.weight
+        return [(str(go_field(p, "Host")), int(go_field(p, "Score") or 0)) for p in result], self.weight
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
         """Ask the extender to bind the pod (kube's ``ExtenderBindingArgs``); raises ``ExtenderError``."""
         meta = pod.pod.get("metadata") or {}
-        result = self._send(self.bind_verb, {"PodName": pod.name, "PodNamespace": pod.namespace,
+        result = self.send(self.bind_verb, {"PodName": pod.name, "PodNamespace": pod.namespace,
                                              "PodUID": meta.get("uid", ""), "Node": node_name})
-        error = _get(result, "Error")
+        error = go_field(result, "Error")
         if error:
             raise ExtenderError(str(error))
 
-    def _send(self, action: str, args: Mapping[str, Any]) -> Any:
+    def send(self, action: str, args: Mapping[str, Any]) -> Any:
         """POST ``args`` as JSON to ``urlPrefix/action``; the decoded answer of a 200, else ``ExtenderError``."""
         url = self.name.rstrip("/") + "/" + action
         target = urllib.parse.urlsplit(url)

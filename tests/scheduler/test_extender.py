@@ -19,6 +19,7 @@ from componentbase_examples.scheduler.extender import (
     HTTPExtender,
     bind_with_extenders,
 )
+from componentbase_examples.scheduler.extenderpreemption import preempt_with_extenders
 from componentbase_examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, node, pod
@@ -238,3 +239,59 @@ def test_a_binder_extender_binds_in_place_of_the_bind_plugins(serve: Callable[..
 def test_an_ignorable_binder_that_fails_hands_the_pod_to_the_next() -> None:
     down = HTTPExtender(Spec(f"http://127.0.0.1:{closed_port()}", bind_verb="bind", ignorable=True))
     assert bind_with_extenders([down], PodInfo(pod("web")), "a") is None  # the bind plugins bind it
+
+
+def victims_cluster() -> tuple[Cluster, dict[str, PodInfo]]:
+    """Nodes a and b, each running two low pods with UIDs."""
+    cluster = three_nodes()
+    pods = {}
+    for name, host in (("a1", "a"), ("a2", "a"), ("b1", "b"), ("b2", "b")):
+        p = pod(name)
+        p["metadata"]["uid"] = f"uid-{name}"
+        p["spec"]["nodeName"] = host
+        pods[name] = PodInfo(p)
+        cluster.snapshot.add_pod(pods[name])
+    return cluster, pods
+
+
+def test_a_preempting_extender_narrows_the_candidates(serve: Callable[..., Extender]) -> None:
+    cluster, pods = victims_cluster()
+    ext = serve(preempt=lambda body: (200, {"NodeNameToMetaVictims": {
+        "b": {"Pods": [{"UID": "uid-b2"}], "NumPDBViolations": 1}}}))
+    spec = Spec(ext.url, preempt_verb="preempt", node_cache_capable=True)
+    candidates = {"a": ([pods["a1"], pods["a2"]], 0), "b": ([pods["b1"], pods["b2"]], 0)}
+    kept = preempt_with_extenders([HTTPExtender(spec)], PodInfo(pod("high")), candidates, cluster.snapshot)
+    assert kept == {"b": ([pods["b2"]], 1)}
+    [(_, body)] = ext.requests
+    assert body["NodeNameToMetaVictims"]["a"] == {"Pods": [{"UID": "uid-a1"}, {"UID": "uid-a2"}],
+                                                  "NumPDBViolations": 0}
+    assert "NodeNameToVictims" not in body
+
+
+def test_a_preempting_extender_gets_whole_pods_unless_node_cache_capable(serve: Callable[..., Extender]) -> None:
+    cluster, pods = victims_cluster()
+    ext = serve(preempt=lambda body: (200, {"NodeNameToMetaVictims": {"a": {"Pods": [{"UID": "uid-x"}]}}}))
+    candidates = {"a": ([pods["a1"]], 0)}
+    with pytest.raises(ExtenderError) as e:
+        preempt_with_extenders([HTTPExtender(Spec(ext.url, preempt_verb="preempt"))], PodInfo(pod("high")),
+                               candidates, cluster.snapshot)
+    assert str(e.value) == (f"extender: {ext.url} claims to preempt pod (UID: &{{uid-x}}) on node: a, "
+                            "but the pod is not found on that node")
+    [(_, body)] = ext.requests
+    assert body["NodeNameToVictims"]["a"]["Pods"][0]["metadata"]["name"] == "a1"
+
+
+def test_a_node_left_without_victims_fails_unless_the_extender_is_ignorable(
+        serve: Callable[..., Extender]) -> None:
+    cluster, pods = victims_cluster()
+    ext = serve(preempt=lambda body: (200, {"NodeNameToMetaVictims": {"a": {"Pods": []},
+                                                                      "b": {"Pods": [{"UID": "uid-b1"}]}}}))
+    candidates = {"a": ([pods["a1"]], 0), "b": ([pods["b1"]], 0)}
+    high = PodInfo(pod("high"))
+    with pytest.raises(ExtenderError, match='expected at least one victim pod on node "a"'):
+        preempt_with_extenders([HTTPExtender(Spec(ext.url, preempt_verb="preempt"))], high, candidates,
+                               cluster.snapshot)
+    ignorable = HTTPExtender(Spec(ext.url, preempt_verb="preempt", ignorable=True))
+    assert preempt_with_extenders([ignorable], high, candidates, cluster.snapshot) == {"b": ([pods["b1"]], 0)}
+    down = HTTPExtender(Spec(f"http://127.0.0.1:{closed_port()}", preempt_verb="preempt", ignorable=True))
+    assert preempt_with_extenders([down], high, candidates, cluster.snapshot) == candidates
