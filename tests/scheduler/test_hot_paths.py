@@ -103,3 +103,16 @@ def test_fit_filter_reasons_survive_the_fast_path() -> None:
     cluster.schedule(pod("first", cpu="100m", memory="100Mi", nodeName="small"))
     msg = cluster.fit_message(pod("huge", cpu="9", memory="32Gi"))
     assert msg == "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu, 2 Insufficient memory."
+
+
+def test_the_fit_filter_follows_assumed_and_forgotten_pods() -> None:
+    cluster = Cluster([node("only", cpu="2", memory="4Gi", pods="2")])
+    first = PodInfo(pod("first", cpu="1500m", memory="1Gi"))
+    cluster.snapshot.assume_pod(first, "only")
+    assert cluster.fit_message(pod("big", cpu="1", memory="1Gi")) == "0/1 nodes are available: 1 Insufficient cpu."
+    cluster.snapshot.assume_pod(PodInfo(pod("second", cpu="100m", memory="1Gi")), "only")
+    assert cluster.fit_message(pod("tiny", cpu="10m", memory="1Mi")) == "0/1 nodes are available: 1 Too many pods."
+    cluster.snapshot.forget_pod(first.key)
+    assert cluster.schedule(pod("big", cpu="1", memory="1Gi")) == "only"
+    cluster.snapshot.update_node(node("only", cpu="2", memory="1Gi", pods="3"))  # memory shrinks under it
+    assert cluster.fit_message(pod("more", cpu="10m", memory="1Mi")) == "0/1 nodes are available: 1 Insufficient memory."

@@ -194,8 +194,7 @@ class NodeResourcesFit(Plugin):
         cpu, mem, eph = pod.cpu, pod.memory, pod.ephemeral_storage
         scalars = self._checked_scalars(pod)
         if cpu and mem and not eph and not scalars:  # the common pod, as one comprehension: the hot filter loop
-            passed = [n for n in nodes if len(n.pods) < n.alloc_pods and cpu <= n.alloc_cpu - n.req_cpu
-                      and mem <= n.alloc_memory - n.req_memory]
+            passed = [n for n in nodes if n.free_pods > 0 and cpu <= n.free_cpu and mem <= n.free_memory]
         else:
             passed = [n for n in nodes
                       if not (len(n.pods) >= n.alloc_pods
