@@ -10,6 +10,7 @@ memory-sized integers costs several times that; a node keeps at most ``LIMIT`` k
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from componentbase_examples.scheduler.snapshot import NodeInfo
@@ -33,4 +34,5 @@ def _remember(memo: dict[str, int], key: str, score: int) -> int:
 
 def remembered_scores(nodes: list[NodeInfo], key: str, score: Callable[[NodeInfo], int]) -> list[int]:
     """``score(n)`` for each node, from the node's memo under ``key`` when it is there."""
+    key = sys.intern(key)  # the memos' keys are then this very object: found without comparing text
     return [memo[key] if key in (memo := n.memo) else _remember(memo, key, score(n)) for n in nodes]
