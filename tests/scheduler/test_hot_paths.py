@@ -115,4 +115,5 @@ def test_the_fit_filter_follows_assumed_and_forgotten_pods() -> None:
     cluster.snapshot.forget_pod(first.key)
     assert cluster.schedule(pod("big", cpu="1", memory="1Gi")) == "only"
     cluster.snapshot.update_node(node("only", cpu="2", memory="1Gi", pods="3"))  # memory shrinks under it
-    assert cluster.fit_message(pod("more", cpu="10m", memory="1Mi")) == "0/1 nodes are available: 1 Insufficient memory."
+    more = pod("more", cpu="10m", memory="1Mi")
+    assert cluster.fit_message(more) == "0/1 nodes are available: 1 Insufficient memory."
