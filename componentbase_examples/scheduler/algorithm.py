@@ -223,8 +223,8 @@ class SchedulingAlgorithm:
         best = max(totals)
         first = totals.index(best)
         rnd = self.rng.random
-        running = -1
-        for total in totals[:first]:
+        running = totals[0]  # kube's selectHost starts from the first node (extenders' totals may be negative)
+        for total in totals[1:first]:
             if total > running:
                 running = total
             elif total == running:
