@@ -45,6 +45,7 @@ __all__ = [
     "extenders_from_config",
     "filter_with_extenders",
     "go_field",
+    "ignore_extender_resources",
 ]
 
 log = logging.getLogger("componentbase_examples.scheduler.extender")
@@ -244,8 +245,23 @@ class HTTPExtender:
 
 
 def extenders_from_config(cfg: Any) -> list[HTTPExtender]:
-    """The config's ``extenders``, in order (none when the config has no such section)."""
-    return [HTTPExtender(e) for e in getattr(cfg, "extenders", None) or ()]
+    """The config's ``extenders`` in kube's order: as written, the ignorable ones moved to the end (none when
+    the config has no such section)."""
+    extenders = [HTTPExtender(e) for e in getattr(cfg, "extenders", None) or ()]
+    return [e for e in extenders if not e.ignorable] + [e for e in extenders if e.ignorable]
+
+
+def ignore_extender_resources(cfg: Any, frameworks: Mapping[str, Any]) -> None:
+    """kube's ``buildExtenders``: resources an extender manages with ``ignoredByScheduler`` become every
+    profile's NodeResourcesFit ``ignoredResources`` (replacing the args'), so the plugin does not count them."""
+    names = [r.name for e in getattr(cfg, "extenders", None) or () for r in e.managed_resources or ()
+             if r.ignored_by_scheduler]
+    if not names:
+        return
+    for fw in frameworks.values():
+        fit = fw.plugins.get("NodeResourcesFit")
+        if fit is not None and hasattr(fit, "ignored"):
+            fit.ignored = frozenset(names)
 
 
 def _with_reason(status: Status | None, code: Code, reason: str) -> Status:

@@ -32,7 +32,12 @@ from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
-from componentbase_examples.scheduler.extender import ExtenderError, bind_with_extenders, extenders_from_config
+from componentbase_examples.scheduler.extender import (
+    ExtenderError,
+    bind_with_extenders,
+    extenders_from_config,
+    ignore_extender_resources,
+)
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.podinfo import PodInfo
@@ -76,6 +81,7 @@ class Scheduler:
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.algorithm.extenders = extenders_from_config(cfg)
+        ignore_extender_resources(cfg, self.frameworks)
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
         SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)

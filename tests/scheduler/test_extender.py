@@ -18,6 +18,8 @@ from componentbase_examples.scheduler.extender import (
     ExtenderError,
     HTTPExtender,
     bind_with_extenders,
+    extenders_from_config,
+    ignore_extender_resources,
 )
 from componentbase_examples.scheduler.extenderpreemption import preempt_with_extenders
 from componentbase_examples.scheduler.podinfo import PodInfo
@@ -295,3 +297,26 @@ def test_a_node_left_without_victims_fails_unless_the_extender_is_ignorable(
     assert preempt_with_extenders([ignorable], high, candidates, cluster.snapshot) == {"b": ([pods["b1"]], 0)}
     down = HTTPExtender(Spec(f"http://127.0.0.1:{closed_port()}", preempt_verb="preempt", ignorable=True))
     assert preempt_with_extenders([down], high, candidates, cluster.snapshot) == candidates
+
+
+@dataclasses.dataclass
+class WithExtenders:
+    extenders: list[Spec]
+
+
+def test_ignorable_extenders_are_called_last() -> None:
+    specs = [Spec("http://first", ignorable=True), Spec("http://second"), Spec("http://third", ignorable=True),
+             Spec("http://fourth")]
+    order = [e.name for e in extenders_from_config(WithExtenders(specs))]
+    assert order == ["http://second", "http://fourth", "http://first", "http://third"]
+    assert extenders_from_config(object()) == []
+
+
+def test_resources_ignored_by_the_scheduler_are_left_to_the_extender() -> None:
+    cluster = three_nodes()
+    foo = pod("foo")
+    foo["spec"]["containers"][0]["resources"]["requests"]["example.com/foo"] = "2"
+    assert cluster.fit_message(foo) == "0/3 nodes are available: 3 Insufficient example.com/foo."
+    managed = [Managed("example.com/foo", ignored_by_scheduler=True), Managed("example.com/bar")]
+    ignore_extender_resources(WithExtenders([Spec("http://x", managed_resources=managed)]), cluster.frameworks)
+    assert cluster.schedule(foo) in {"a", "b", "c"}
