@@ -24,7 +24,7 @@ from componentbase_examples.scheduler.framework import Handle, Registry, new_plu
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
 
-TARGET = 500.0
+TARGET = 1200.0  # issue 19: at or above 1,200 pods/s on one core (aim for 2,000)
 CAPACITIES = [("8", "32Gi"), ("16", "64Gi"), ("32", "128Gi")]
 ZONES = ["zone-a", "zone-b", "zone-c"]
 
@@ -92,6 +92,7 @@ def main() -> None:
 
     scheduled = unschedulable = 0
     start = time.perf_counter()
+    cpu_start = time.process_time()
     for pod in pods:
         try:
             result = algorithm.schedule_pod(fw, {}, pod)
@@ -101,11 +102,13 @@ def main() -> None:
         snapshot.assume_pod(pod, result.suggested_host)
         scheduled += 1
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     per_pod = elapsed / len(pods)
     rate = len(pods) / elapsed
     print(f"nodes={args.nodes} pods={len(pods)} scheduled={scheduled} unschedulable={unschedulable}")
     print(f"baseline: one bare pass over {args.nodes} NodeInfos = {baseline * 1e3:.3f} ms")
     print(f"algorithm: {per_pod * 1e3:.3f} ms/pod = {rate:.0f} pods/s = {per_pod / baseline:.2f} bare passes per pod")
+    print(f"cpu: {cpu / len(pods) * 1e3:.3f} ms/pod (wall and CPU differ on a loaded machine)")
     verdict = "meets" if rate >= TARGET else "MISSES"
     print(f"target {TARGET:.0f} pods/s on one core: {verdict}")
 

@@ -13,10 +13,14 @@ exactly as kube-scheduler prints it without one.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from itertools import repeat
+from operator import add, mul
 from typing import Any
 
 import attrs
 
+from componentbase_examples.scheduler.extender import HTTPExtender, add_extender_scores, filter_with_extenders
 from componentbase_examples.scheduler.framework import (
     MAX_NODE_SCORE,
     Code,
@@ -109,6 +113,8 @@ class SchedulingAlgorithm:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
         self.rng = rng or random.Random()
+        #: The config's HTTP extenders: they filter after the plugins and add to the plugins' scores.
+        self.extenders: list[HTTPExtender] = []
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """The node for ``pod``; raises ``FitError`` (or ``NoNodesAvailable``). Holds the snapshot's lock."""
@@ -123,7 +129,7 @@ class SchedulingAlgorithm:
             evaluated = len(feasible) + len(diagnosis.node_to_status)
             if len(feasible) == 1:
                 return ScheduleResult(feasible[0].name, evaluated, 1)
-            totals = prioritize(fw, state, pod, feasible)
+            totals = prioritize(fw, state, pod, feasible, self.extenders)
             return ScheduleResult(feasible[self.select(totals)].name, evaluated, len(feasible))
 
     def _post_filter(self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> None:
@@ -137,7 +143,7 @@ class SchedulingAlgorithm:
         diagnosis.post_filter_msg = ", ".join(m for m in messages if m)
 
     def num_nodes_to_find(self, fw: Framework, num_nodes: int) -> int:
-        if not fw.score:
+        if not fw.score and not any(e.filter_verb or e.prioritize_verb for e in self.extenders):
             return min(1, num_nodes)  # nothing ranks them: the first that fits will do, as upstream
         percentage = fw.percentage_of_nodes_to_score
         if percentage is None:
@@ -167,6 +173,9 @@ class SchedulingAlgorithm:
         feasible, processed = self._filter(filters, state, pod, nodes, to_find, diagnosis)
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.extenders and feasible:
+            feasible = filter_with_extenders(self.extenders, pod, feasible, diagnosis.node_to_status,
+                                             diagnosis.unschedulable_plugins)
         return feasible, diagnosis
 
     def _filter(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
@@ -175,14 +184,13 @@ class SchedulingAlgorithm:
         if total == 0:
             return [], 0
         start = self.next_start_node_index % total
-        ordered = nodes[start:] + nodes[:start] if start else nodes
         if not filters:
-            return ordered[:to_find], min(to_find, total)
+            return _rotated(nodes, start, 0, to_find), min(to_find, total)
         feasible: list[NodeInfo] = []
         processed = 0
         while processed < total and len(feasible) < to_find:
             need = to_find - len(feasible)
-            chunk = ordered[processed:processed + max(need, MIN_CHUNK)]
+            chunk = _rotated(nodes, start, processed, processed + max(need, MIN_CHUNK))
             passed, rejected = chunk, {}
             for name, fn in filters:
                 if not passed:
@@ -198,24 +206,50 @@ class SchedulingAlgorithm:
                 used = _position_after(chunk, passed[-1])
                 rejected = {n.name: rejected[n.name] for n in chunk[:used] if n.name in rejected}
             feasible += passed
-            diagnosis.node_to_status.update(rejected)
+            if rejected:
+                diagnosis.node_to_status.update(rejected)
             processed += used
         return feasible, processed
 
     def select(self, totals: list[int]) -> int:
-        """The index of a highest total, each of the tied ones equally likely (reservoir sampling)."""
-        best = -1
-        chosen = 0
-        ties = 0
+        """The index of a highest total, each of the tied ones equally likely (reservoir sampling).
+
+        Equal to the one-pass reservoir over ``totals`` (same choice, same random numbers drawn), but
+        the scan runs in C: the draws before the first highest total only tie lower running bests, so
+        they are drawn and dropped; after it, only the positions of the highest total are visited.
+        """
+        if not totals:
+            return 0
+        best = max(totals)
+        first = totals.index(best)
         rnd = self.rng.random
-        for i, total in enumerate(totals):
-            if total > best:
-                best, chosen, ties = total, i, 1
-            elif total == best:
-                ties += 1
-                if rnd() * ties < 1.0:
-                    chosen = i
+        running = totals[0]  # kube's selectHost starts from the first node (extenders' totals may be negative)
+        for total in totals[1:first]:
+            if total > running:
+                running = total
+            elif total == running:
+                rnd()
+        chosen = first
+        ties = 1
+        i = first
+        for _ in range(totals.count(best) - 1):
+            i = totals.index(best, i + 1)
+            ties += 1
+            if rnd() * ties < 1.0:
+                chosen = i
         return chosen
+
+
+def _rotated(nodes: list[NodeInfo], start: int, lo: int, hi: int) -> list[NodeInfo]:
+    """Items ``lo:hi`` of ``nodes`` rotated to begin at ``start``, without copying the whole rotation."""
+    total = len(nodes)
+    hi = min(hi, total)
+    a, b = start + lo, start + hi
+    if b <= total:
+        return nodes[a:b]
+    if a >= total:
+        return nodes[a - total:b - total]
+    return nodes[a:] + nodes[:b - total]
 
 
 def _position_after(chunk: list[NodeInfo], last: NodeInfo) -> int:
@@ -255,9 +289,10 @@ class ScoreError(Exception):
     """A score plugin gave a score outside 0..100 after normalizing: a plugin bug, the cycle fails."""
 
 
-def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-    """The weighted sum of every score plugin's normalized scores, one total per node."""
-    if not fw.score:
+def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+               extenders: Sequence[HTTPExtender] = ()) -> list[int]:
+    """The weighted sum of every score plugin's normalized scores, one total per node, plus the extenders'."""
+    if not fw.score and not extenders:
         return [1] * len(nodes)
     skipped: set[str] = set()
     for name, pre_score in fw.pre_score:
@@ -277,7 +312,11 @@ def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeI
         if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
             raise ScoreError(f"plugin {plugin.name!r} returns an invalid score, it should in the range of "
                              f"[0, {MAX_NODE_SCORE}] after normalizing")
+        if len(scores) != len(totals):
+            raise ScoreError(f"plugin {plugin.name!r} returns {len(scores)} scores for {len(totals)} nodes")
         w = plugin.weight
-        totals = [t + s * w for t, s in zip(totals, scores, strict=True)]
+        totals = list(map(add, totals, scores if w == 1 else map(mul, scores, repeat(w))))
+    if extenders:
+        add_extender_scores(extenders, pod, nodes, totals)
     return totals
 

@@ -11,7 +11,7 @@ import attrs
 import componentbase
 from componentbase import field
 from componentbase.componentconfig import Int64, pointer
-from componentbase_examples.scheduler.podinfo import is_scalar_resource_name
+from componentbase_examples.scheduler.podinfo import is_extended_resource_name
 
 __all__ = ["Extender", "ExtenderManagedResource", "ExtenderTLSConfig", "validate_extenders"]
 
@@ -60,8 +60,7 @@ def _extended_resource_name_errors(path: field.Path, name: str) -> list[field.Fi
     problems = componentbase.util.validation.qualified_name(name)
     if problems:
         return [field.invalid(path, name, msg) for msg in problems]
-    if not is_scalar_resource_name(name) or name.startswith(("hugepages-", "attachable-volumes-")) \
-            or componentbase.util.validation.qualified_name("requests." + name):
+    if not is_extended_resource_name(name):
         return [field.invalid(path, name, "is an invalid extended resource name")]
     return []
 

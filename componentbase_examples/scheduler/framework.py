@@ -247,14 +247,21 @@ class Framework:
             return status
         return None
 
-    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        """PreBind, then the first Bind plugin that does not skip, then PostBind; the first failure returns."""
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str,
+                 extenders_bind: Callable[[PodInfo, str], Status | None] | None = None) -> Status | None:
+        """PreBind, then the first Bind plugin that does not skip, then PostBind; the first failure returns.
+
+        ``extenders_bind`` binds in place of the plugins when it returns a ``Status`` (an extender did).
+        """
         for name, pre_bind in self.pre_bind:
             status = pre_bind(state=state, pod=pod, node_name=node_name)
             if status is not None and not status.is_success():
                 status.plugin = status.plugin or name
                 return status
-        for name, bind in self.bind:
+        by_extender = extenders_bind(pod, node_name) if extenders_bind is not None else None
+        if by_extender is not None and not by_extender.is_success():
+            return by_extender
+        for name, bind in () if by_extender is not None else self.bind:
             status = bind(state=state, pod=pod, node_name=node_name)
             if status is not None and status.is_skip():
                 continue
@@ -263,7 +270,8 @@ class Framework:
                 return status
             break
         else:
-            return Status(Code.ERROR, "no bind plugin bound the pod")
+            if by_extender is None:
+                return Status(Code.ERROR, "no bind plugin bound the pod")
         for _, post_bind in self.post_bind:
             post_bind(state=state, pod=pod, node_name=node_name)
         return None

@@ -32,6 +32,12 @@ from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
+from componentbase_examples.scheduler.extender import (
+    ExtenderError,
+    bind_with_extenders,
+    extenders_from_config,
+    ignore_extender_resources,
+)
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.plugininformers import PluginInformers
@@ -73,8 +79,9 @@ class Scheduler:
         # the objects selecting pods for PodTopologySpread's default constraints (workloads.py); the informers
         # plugins ask for when they are built (plugininformers.py: the volume plugins' storage kinds).
         self.namespaces = mgr.cache.namespaces()
+        plugin_informers = PluginInformers(mgr)
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
-                        workloads=workload_listers(mgr.cache), informer=PluginInformers(mgr), client=mgr.client)
+                        workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
@@ -82,6 +89,8 @@ class Scheduler:
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
         plugin_informers.register(self.queue)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
+        self.algorithm.extenders = extenders_from_config(cfg)
+        ignore_extender_resources(cfg, self.frameworks)
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
         SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
@@ -155,6 +164,9 @@ class Scheduler:
         except NoNodesAvailable as e:
             self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), ())
             return True
+        except ExtenderError as e:  # a non-ignorable extender failed: kube's error, no traceback
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            return True
         except Exception as e:  # a plugin's bug fails this attempt, not the scheduler
             log.exception("scheduling %s/%s failed", pod.namespace, pod.name)
             self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
@@ -192,7 +204,9 @@ class Scheduler:
             self.snapshot.forget_pod(pod.key)
             self.queue.done(pod.key)
             return
-        status = fw.run_bind(state, pod, host)
+        extenders = self.algorithm.extenders
+        by_extenders = (lambda p, n: bind_with_extenders(extenders, p, n)) if extenders else None
+        status = fw.run_bind(state, pod, host, by_extenders)
         if status is None:
             self.queue.done(pod.key)
             self.recorders[fw.profile_name].event(

@@ -58,10 +58,11 @@ def _claim_keys(info: PodInfo) -> list[str]:
 class NodeInfo:
     """One node and what its pods use, as kube's ``framework.NodeInfo``."""
 
-    __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "images",
-                 "index", "labels", "name", "no_schedule_taints", "node", "nz_cpu", "nz_memory", "pods",
-                 "pods_with_affinity", "pods_with_required_anti_affinity", "prefer_no_schedule_taints", "req_cpu",
-                 "req_ephemeral_storage", "req_memory", "req_scalar", "taints", "unschedulable", "used_ports")
+    __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "free_cpu",
+                 "free_memory", "free_pods", "images", "index", "labels", "memo", "name", "no_schedule_taints", "node",
+                 "nz_cpu", "nz_memory", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
+                 "prefer_no_schedule_taints", "req_cpu", "req_ephemeral_storage", "req_memory", "req_scalar", "taints",
+                 "unschedulable", "used_ports")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -85,6 +86,10 @@ class NodeInfo:
         self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         #: hostIP -> {(protocol, port): number of pods using it}
         self.used_ports: dict[str, dict[tuple[str, int], int]] = {}
+        #: Scores remembered for this state of the node (plugins.scorememo); a new dict whenever it changes.
+        self.memo: dict[str, int] = {}
+        #: Allocatable minus requested, kept with them: NodeResourcesFit's filter compares a pod with these.
+        self.free_cpu = self.free_memory = self.free_pods = 0
 
     def set_node(self, node: Mapping[str, Any]) -> None:
         meta = node.get("metadata") or {}
@@ -105,6 +110,7 @@ class NodeInfo:
         self.alloc_scalar = {k: v for k, v in alloc.items() if is_scalar_resource_name(k)}
         images = (node.get("status") or {}).get("images") or ()
         self.images = {name: int(image.get("sizeBytes") or 0) for image in images for name in image.get("names") or ()}
+        self._changed()
 
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
@@ -123,6 +129,13 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.pop(key, None)
         return info
 
+    def _changed(self) -> None:
+        """The node or its pods changed: recompute what is derived from them, forget remembered scores."""
+        self.memo = {}
+        self.free_cpu = self.alloc_cpu - self.req_cpu
+        self.free_memory = self.alloc_memory - self.req_memory
+        self.free_pods = self.alloc_pods - len(self.pods)
+
     def _account(self, info: PodInfo, sign: int) -> None:
         self.req_cpu += sign * info.cpu
         self.req_memory += sign * info.memory
@@ -140,6 +153,7 @@ class NodeInfo:
                 ports.pop((protocol, port), None)
                 if not ports:
                     del self.used_ports[ip]
+        self._changed()
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"

@@ -20,6 +20,7 @@ from componentbase_examples.scheduler.plugins.resourcespec import (
     default_resources,
     pod_request,
 )
+from componentbase_examples.scheduler.plugins.scorememo import memo_prefix, remembered_scores
 from componentbase_examples.scheduler.podinfo import CPU, MEMORY, PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo
 
@@ -61,6 +62,7 @@ class NodeResourcesBalancedAllocation(Plugin):
         super().__init__(args, handle)
         self.resources = [r.name for r in (args or NodeResourcesBalancedAllocationArgs()).resources]
         self.cpu_memory = self.resources == [CPU, MEMORY]
+        self._memo_prefix = memo_prefix(self)
 
     def _amounts(self, pod: PodInfo) -> list[int]:
         return [pod_request(pod, name, non_zero=False) for name in self.resources]
@@ -92,17 +94,17 @@ class NodeResourcesBalancedAllocation(Plugin):
             scores.append(balanced_score(fractions))
         return scores
 
-    @staticmethod
-    def _cpu_memory(pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+    def _cpu_memory(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """The default resources, inlined and remembered per node state (a hot score loop)."""
         pc, pm = pod.cpu, pod.memory
-        scores = []
-        for n in nodes:
+
+        def score(n: NodeInfo) -> int:
             ac, am = n.alloc_cpu, n.alloc_memory
-            if ac and am:
-                fc = min((n.req_cpu + pc) / ac, 1.0)
-                fm = min((n.req_memory + pm) / am, 1.0)
-                scores.append(int((1 - abs(fc - fm) / 2) * MAX_NODE_SCORE))
-            else:
-                fractions = [min(r / a, 1.0) for a, r in ((ac, n.req_cpu + pc), (am, n.req_memory + pm)) if a]
-                scores.append(balanced_score(fractions))
-        return scores
+            if not (ac and am):
+                return balanced_score([min(r / a, 1.0) for a, r in ((ac, n.req_cpu + pc), (am, n.req_memory + pm))
+                                       if a])
+            fc = min((n.req_cpu + pc) / ac, 1.0)
+            fm = min((n.req_memory + pm) / am, 1.0)
+            return int((1 - abs(fc - fm) / 2) * MAX_NODE_SCORE)
+
+        return remembered_scores(nodes, f"{self._memo_prefix}{pc}:{pm}", score)

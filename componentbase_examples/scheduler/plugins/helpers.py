@@ -221,6 +221,14 @@ class RequiredNodeAffinity:
                 return False
         return self.selector is None or self.selector.match(n)
 
+    def matching(self, nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """The nodes that match, in order; a lone ``nodeSelector`` label is one comprehension (a hot loop)."""
+        if self.selector is None and len(self.labels) == 1:
+            ((key, value),) = self.labels.items()
+            return [n for n in nodes if n.labels.get(key) == value]
+        match = self.match
+        return [n for n in nodes if match(n)]
+
 
 class PreferredTerms:
     """``preferredDuringSchedulingIgnoredDuringExecution``: a node scores the weights of the terms it matches."""
@@ -231,6 +239,14 @@ class PreferredTerms:
 
     def score(self, node: NodeInfo) -> int:
         return sum(w for w, match in self.terms if match(node))
+
+    def scores(self, nodes: list[NodeInfo]) -> list[int]:
+        """``score`` of each node; a lone term is one comprehension (a hot loop)."""
+        if len(self.terms) == 1:
+            ((weight, match),) = self.terms
+            return [weight if match(n) else 0 for n in nodes]
+        score = self.score
+        return [score(n) for n in nodes]
 
 
 def default_normalize(scores: list[int], reverse: bool) -> None:

@@ -99,6 +99,12 @@ class NodeAffinity(Plugin):
                          rejected: dict[str, Status]) -> list[NodeInfo]:
         required: RequiredNodeAffinity = state.get(self.name) or RequiredNodeAffinity(pod.spec)
         added = self.added_selector
+        if added is None:
+            passed = required.matching(nodes)
+            if len(passed) < len(nodes):
+                fit = set(passed)
+                rejected.update((n.name, self._REJECTED) for n in nodes if n not in fit)
+            return passed
         passed = []
         for n in nodes:
             if added is not None and not added.match(n):
@@ -124,7 +130,7 @@ class NodeAffinity(Plugin):
             terms = PreferredTerms(_preferred(pod))
         added = self.added_preferred
         if added is None:
-            return [terms.score(n) for n in nodes]
+            return terms.scores(nodes)
         return [terms.score(n) + added.score(n) for n in nodes]
 
     @componentbase.hookimpl

@@ -24,6 +24,7 @@ from componentbase_examples.scheduler.plugins.resourcespec import (
     pod_request,
     validate_resources,
 )
+from componentbase_examples.scheduler.plugins.scorememo import memo_prefix, remembered_scores
 from componentbase_examples.scheduler.podinfo import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -187,6 +188,7 @@ class NodeResourcesFit(Plugin):
         else:
             self.scorer = _weighted(most_score if strategy.type == MOST_ALLOCATED else least_score, weights)
         self._statuses: dict[tuple[tuple[str, ...], bool], Status] = {}
+        self._memo_prefix = memo_prefix(self)
 
     def _checked_scalars(self, pod: PodInfo) -> list[tuple[str, int]]:
         """The pod's scalar requests Filter checks: ``ignoredResources``/``ignoredResourceGroups`` apply only to
@@ -206,16 +208,21 @@ class NodeResourcesFit(Plugin):
     def scheduler_filter(self, pod: PodInfo, nodes: list[NodeInfo], rejected: dict[str, Status]) -> list[NodeInfo]:
         cpu, mem, eph = pod.cpu, pod.memory, pod.ephemeral_storage
         scalars = self._checked_scalars(pod)
-        passed = []
-        for n in nodes:
-            if (len(n.pods) >= n.alloc_pods
-                    or (cpu and cpu > n.alloc_cpu - n.req_cpu)
-                    or (mem and mem > n.alloc_memory - n.req_memory)
-                    or (eph and eph > n.alloc_ephemeral_storage - n.req_ephemeral_storage)
-                    or (scalars and any(q > n.alloc_scalar.get(r, 0) - n.req_scalar.get(r, 0) for r, q in scalars))):
-                rejected[n.name] = self._status(*self.insufficient(pod, n, scalars))
-            else:
-                passed.append(n)
+        if cpu and mem and not eph and not scalars:  # the common pod, as one comprehension: the hot filter loop
+            passed = [n for n in nodes if n.free_pods > 0 and cpu <= n.free_cpu and mem <= n.free_memory]
+        else:
+            passed = [n for n in nodes
+                      if not (len(n.pods) >= n.alloc_pods
+                              or (cpu and cpu > n.alloc_cpu - n.req_cpu)
+                              or (mem and mem > n.alloc_memory - n.req_memory)
+                              or (eph and eph > n.alloc_ephemeral_storage - n.req_ephemeral_storage)
+                              or (scalars and any(q > n.alloc_scalar.get(r, 0) - n.req_scalar.get(r, 0)
+                                                  for r, q in scalars)))]
+        if len(passed) < len(nodes):
+            fit = set(passed)
+            for n in nodes:
+                if n not in fit:
+                    rejected[n.name] = self._status(*self.insufficient(pod, n, scalars))
         return passed
 
     @staticmethod
@@ -258,17 +265,19 @@ class NodeResourcesFit(Plugin):
         return scores
 
     def _least_cpu_memory(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-        """The default strategy, inlined: the scheduler's hottest loop."""
+        """The default strategy, inlined and remembered per node state: the scheduler's hottest loop."""
         (_, wc), (_, wm) = self.resources
+        ws = wc + wm
         pc, pm = pod.nz_cpu, pod.nz_memory
-        scores = []
-        for n in nodes:
+        scorer = self.scorer
+
+        def score(n: NodeInfo) -> int:
             ac, am = n.alloc_cpu, n.alloc_memory
             rc, rm = n.nz_cpu + pc, n.nz_memory + pm
-            if ac and am:
-                sc = (ac - rc) * 100 // ac if rc <= ac else 0
-                sm = (am - rm) * 100 // am if rm <= am else 0
-                scores.append((sc * wc + sm * wm) // (wc + wm))
-            else:
-                scores.append(self.scorer([rc, rm], [ac, am]))
-        return scores
+            if not (ac and am):
+                return scorer([rc, rm], [ac, am])
+            sc = (ac - rc) * 100 // ac if rc <= ac else 0
+            sm = (am - rm) * 100 // am if rm <= am else 0
+            return (sc * wc + sm * wm) // ws
+
+        return remembered_scores(nodes, f"{self._memo_prefix}{pc}:{pm}", score)
