@@ -123,10 +123,11 @@ def _threads(n: int, items: list[str], work: Any) -> float:
     return len(items) / (time.perf_counter() - start)
 
 
-def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, parallelism: int,
-            ) -> tuple[float, float, float]:
+def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, parallelism: int, server: Any,
+            ) -> tuple[float, float, float, float]:
     """Binding POSTs per second from one thread and from ``parallelism`` threads, with the scheduler's client;
-    and binding+Event POST pairs per second from one thread (the API work each scheduled pod needs)."""
+    binding+Event POST pairs per second from one thread (the API work each scheduled pod needs), and the API
+    server's CPU milliseconds per pair."""
     import componentbase
 
     cc = componentbase.ClientConnectionConfiguration(kubeconfig=kubeconfig, qps=-1)  # as end_to_end's config
@@ -159,22 +160,27 @@ def ceiling(kubeconfig: str, conn: http.client.HTTPConnection, binds: int, paral
 
     one = _threads(1, names[:binds], bind)
     many = _threads(parallelism, names[binds:2 * binds], bind)
+    server_cpu = _cpu_seconds([], server)
     pairs = _threads(1, names[2 * binds:], bind_and_event)
+    server_ms = 1000 * (_cpu_seconds([], server) - server_cpu) / binds
     api.close()
-    return one, many, pairs
+    return one, many, pairs, server_ms
 
 
 class Side:
-    """One measured end-to-end run: pods/s, creation seconds, pods bound, CPU ms per pod of the component."""
+    """One measured end-to-end run: pods/s, creation seconds, pods bound, CPU ms per pod of the component and
+    of the API server."""
 
-    def __init__(self, rate: float, create_seconds: float, bound: int, cpu_ms: float) -> None:
+    def __init__(self, rate: float, create_seconds: float, bound: int, cpu_ms: float, server_ms: float) -> None:
         self.rate, self.create_seconds, self.bound, self.cpu_ms = rate, create_seconds, bound, cpu_ms
+        self.server_ms = server_ms
 
 
-def _cpu_seconds(children: list[Any]) -> float:
-    """CPU seconds of this process (every thread) and of ``children`` (the component's event sender)."""
-    total = time.process_time()
-    for child in children:
+def _cpu_seconds(children: list[Any], server: Any = None) -> float:
+    """CPU seconds of this process (every thread) and of ``children`` (the component's event sender); with
+    ``server``, of the API server's process alone."""
+    total = 0.0 if server is not None else time.process_time()
+    for child in [server] if server is not None else children:
         try:
             t = child.cpu_times()
         except psutil.Error:
@@ -183,7 +189,7 @@ def _cpu_seconds(children: list[Any]) -> float:
     return total
 
 
-def measure(url: str, namespace: str, pods_file: str, pods: int, server_pid: int) -> Side:
+def measure(url: str, namespace: str, pods_file: str, pods: int, server: Any) -> Side:
     """Warm the running component up with one pod, then time and charge it ``pods`` pods created by another
     process in ``namespace``, from the first create to the last pod seen bound."""
     parts = urlsplit(url)
@@ -197,18 +203,19 @@ def measure(url: str, namespace: str, pods_file: str, pods: int, server_pid: int
         if time.monotonic() > deadline:
             raise RuntimeError("the component did not bind the warm-up pod within 60 s")
         time.sleep(0.05)
-    children = [c for c in psutil.Process().children(recursive=True) if c.pid != server_pid]
-    cpu = _cpu_seconds(children)
+    children = [c for c in psutil.Process().children(recursive=True) if c.pid != server.pid]
+    cpu, server_cpu = _cpu_seconds(children), _cpu_seconds([], server)
     out = subprocess.run([sys.executable, "-c", CREATOR, parts.hostname or "127.0.0.1", str(parts.port),
                           namespace, pods_file], capture_output=True, text=True, timeout=180)
-    spent = _cpu_seconds(children) - cpu
+    spent, server_spent = _cpu_seconds(children) - cpu, _cpu_seconds([], server) - server_cpu
     if out.returncode != 0:
         raise RuntimeError(f"creator failed: {out.stderr.strip()[-500:]}")
     result = json.loads(out.stdout)
     bound = sum(1 for p in _raw(conn, "GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
                 if p["spec"].get("nodeName"))
     conn.close()
-    return Side(pods / result["seconds"], result["create_seconds"], bound - 1, 1000 * spent / pods)
+    return Side(pods / result["seconds"], result["create_seconds"], bound - 1, 1000 * spent / pods,
+                1000 * server_spent / pods)
 
 
 def setup(url: str, nodes: int, pods: int, tmp: str) -> str:
@@ -231,7 +238,7 @@ def setup(url: str, nodes: int, pods: int, tmp: str) -> str:
 
 
 def scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, pods: int, tmp: str, parallelism: int,
-              server_pid: int) -> Side:
+              server: Any) -> Side:
     """The example scheduler (its ``Command``, in this process, leader election off) end to end."""
     from componentbase.serving import configz
     from componentbase_examples.scheduler.__main__ import new_command
@@ -249,14 +256,14 @@ def scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, pods: i
         [f"--config={cfg}", "--secure-port=0", "-v=0"], stop=stop), daemon=True)
     thread.start()
     try:
-        return measure(url, namespace, pods_file, pods, server_pid)
+        return measure(url, namespace, pods_file, pods, server)
     finally:
         stop.set()
         thread.join(30)
 
 
 def null_scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, pods: int, parallelism: int,
-                   server_pid: int) -> Side:
+                   server: Any) -> Side:
     """The same API work as the scheduler's on the same runtime, without the scheduling: a Manager whose
     controller binds each pending pod to the first node it knows of and records the Scheduled Event."""
     import componentbase
@@ -295,7 +302,7 @@ def null_scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, po
     thread = threading.Thread(target=mgr.run, args=(stop,), daemon=True)
     thread.start()
     try:
-        return measure(url, namespace, pods_file, pods, server_pid)
+        return measure(url, namespace, pods_file, pods, server)
     finally:
         stop.set()
         thread.join(30)
@@ -331,25 +338,29 @@ def main() -> int:
             url = server.stdout.readline().strip()
             parts = urlsplit(url)
             conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
-            one, many, pairs = ceiling(kubeconfig, conn, args.ceiling_binds, args.parallelism)
+            api_server = psutil.Process(server.pid)
+            one, many, pairs, pair_server_ms = ceiling(kubeconfig, conn, args.ceiling_binds, args.parallelism,
+                                                       api_server)
             conn.close()
             a = max(one, many)
             print(f"(a) binding POSTs, the scheduler's client: {one:.0f}/s from 1 thread, "
                   f"{many:.0f}/s from {args.parallelism} threads; ceiling a = {a:.0f}/s")
-            print(f"    binding + Scheduled Event POST pairs (the API work of one pod), 1 thread: {pairs:.0f}/s")
+            print(f"    binding + Scheduled Event POST pairs (the API work of one pod), 1 thread: {pairs:.0f}/s; "
+                  f"API server CPU {pair_server_ms:.2f} ms per pair")
             pods_file = setup(url, args.nodes, args.pods, tmp)
             sides: list[tuple[Side, Side]] = []
             for r in range(args.rounds):
                 real = scheduler(kubeconfig, url, f"{NAMESPACE}-{r}", pods_file, args.pods, tmp, args.parallelism,
-                                 server.pid)
+                                 api_server)
                 null = null_scheduler(kubeconfig, url, f"null-{r}", pods_file, args.pods, args.parallelism,
-                                      server.pid)
+                                      api_server)
                 sides.append((real, null))
                 print(f"(b) end to end: {args.pods} pods on {args.nodes} nodes, first create to last bound: "
                       f"b = {real.rate:.0f} pods/s ({real.bound} bound; their creation took "
                       f"{real.create_seconds:.2f} s); null scheduler {null.rate:.0f} pods/s ({null.bound} bound)")
                 print(f"    CPU per pod: scheduler {real.cpu_ms:.2f} ms, null scheduler {null.cpu_ms:.2f} ms: "
-                      f"{real.cpu_ms / null.cpu_ms:.2f}x")
+                      f"{real.cpu_ms / null.cpu_ms:.2f}x; the API server's {real.server_ms:.2f} and "
+                      f"{null.server_ms:.2f} ms (create, bind, Event and four watch events per pod)")
         finally:
             server.terminate()
             server.wait(10)
@@ -359,6 +370,9 @@ def main() -> int:
     print(f"(c) b / a = {ratio:.2f} (target >= {TARGET_RATIO}): {verdict}; b / pairs = {b / pairs:.2f} "
           f"(target >= 0.85); b / null scheduler's rate = "
           f"{statistics.median(real.rate / null.rate for real, null in sides):.2f}")
+    server_ms = statistics.median(real.server_ms for real, _ in sides)
+    print(f"    the API server spends {server_ms:.2f} ms of CPU per pod end to end against {pair_server_ms:.2f} ms per "
+          f"pair: when it is the bottleneck, b / pairs is at most about {pair_server_ms / server_ms:.2f}")
     cost = statistics.median(real.cpu_ms / null.cpu_ms for real, null in sides)
     print(f"(e) CPU per scheduled pod: scheduler {statistics.median(r.cpu_ms for r, _ in sides):.2f} ms, "
           f"null scheduler {statistics.median(n.cpu_ms for _, n in sides):.2f} ms: {cost:.2f}x "
