@@ -221,6 +221,18 @@ def measure(url: str, namespace: str, pods_file: str, pods: int, server: Any) ->
                 1000 * server_spent / pods)
 
 
+def measure_running(run: Any, url: str, namespace: str, pods_file: str, pods: int, server: Any) -> Side:
+    """``measure`` while ``run(stop)`` runs the component on a thread of this process; stopped after."""
+    stop = threading.Event()
+    thread = threading.Thread(target=run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        return measure(url, namespace, pods_file, pods, server)
+    finally:
+        stop.set()
+        thread.join(30)
+
+
 def setup(url: str, nodes: int, pods: int, tmp: str) -> str:
     """``nodes`` mixed nodes on the server; the pods' manifests in a file for the creator process."""
     rng = random.Random(1)
@@ -254,15 +266,8 @@ def scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, pods: i
                 f"clientConnection:\n  kubeconfig: {kubeconfig}\n  qps: -1\nleaderElection:\n  leaderElect: false\n")
     command = new_command()
     command.configz_registry = configz.Registry()
-    stop = threading.Event()
-    thread = threading.Thread(target=lambda: command.execute(
-        [f"--config={cfg}", "--secure-port=0", "-v=0"], stop=stop), daemon=True)
-    thread.start()
-    try:
-        return measure(url, namespace, pods_file, pods, server)
-    finally:
-        stop.set()
-        thread.join(30)
+    return measure_running(lambda stop: command.execute([f"--config={cfg}", "--secure-port=0", "-v=0"], stop=stop),
+                           url, namespace, pods_file, pods, server)
 
 
 def null_scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, pods: int, parallelism: int,
@@ -301,14 +306,9 @@ def null_scheduler(kubeconfig: str, url: str, namespace: str, pods_file: str, po
 
     mgr.controller("null-scheduler", bind, max_concurrent_reconciles=parallelism).watch(pods_informer, pending)
     broadcaster.start()
-    stop = threading.Event()
-    thread = threading.Thread(target=mgr.run, args=(stop,), daemon=True)
-    thread.start()
     try:
-        return measure(url, namespace, pods_file, pods, server)
+        return measure_running(mgr.run, url, namespace, pods_file, pods, server)
     finally:
-        stop.set()
-        thread.join(30)
         broadcaster.shutdown(5.0)
         api.close()
 
