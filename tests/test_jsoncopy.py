@@ -36,7 +36,7 @@ def test_scalars_and_lists_at_the_top_are_copied_too() -> None:
 
 
 def test_what_json_does_not_make_is_deep_copied_as_copy_deepcopy_would() -> None:
-    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
     nested = {"t": ([1], when), "s": {1, 2}}
     copied = deepcopy_json(nested)
     assert copied == nested
