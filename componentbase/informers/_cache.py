@@ -1,8 +1,8 @@
 """The informer's local cache: objects by ``namespace/name`` plus secondary indexes (client-go's ``Indexer``).
 
 Objects are the plain dicts the API server sent. They are shared with every reader and every event
-handler, so they must be treated as read-only: copy (``copy.deepcopy``) before changing one. Only the
-informer writes; any thread may read.
+handler, so they must be treated as read-only: copy (``componentbase.util.deepcopy_json``) before changing
+one. Only the informer writes; any thread may read.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Small mechanisms every layer uses: Go durations, quantities, atomic file writes, token buckets, backoff,
-retries and waits on an injectable clock, TTL caches, throw-away certificate authorities, pluggy markers,
-field errors, apimachinery's name and label checks and build information.
+retries and waits on an injectable clock, TTL caches, fast deep copies of JSON data, throw-away certificate
+authorities, pluggy markers, field errors, apimachinery's name and label checks and build information.
 Imports nothing else of componentbase.
 """
 
@@ -29,6 +29,9 @@ from componentbase.util._files import (
 )
 from componentbase.util._flowcontrol import (
     TokenBucket,
+)
+from componentbase.util._jsoncopy import (
+    deepcopy_json,
 )
 from componentbase.util._plugins import (
     hookimpl,
@@ -63,6 +66,7 @@ __all__ = [
     "RealClock",
     "TTLCache",
     "TokenBucket",
+    "deepcopy_json",
     "exponential_backoff",
     "exponential_delay",
     "field",

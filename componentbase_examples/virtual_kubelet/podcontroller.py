@@ -19,7 +19,6 @@ a provider with ``notify_pods`` is never polled.
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -30,6 +29,7 @@ import componentbase
 from componentbase.client import format_time, parse_time
 from componentbase.controller import Controller, Event, Request
 from componentbase.tracing import span
+from componentbase.util import deepcopy_json
 from componentbase_examples.virtual_kubelet import kubeapi, podcompare
 from componentbase_examples.virtual_kubelet.provider import Provider
 from componentbase_examples.virtual_kubelet.provider_types import PodNotFound
@@ -232,7 +232,7 @@ class PodController:
             current = None
         if current is None:
             try:
-                self.provider.create_pod(copy.deepcopy(pod))
+                self.provider.create_pod(deepcopy_json(pod))
             except Exception as err:
                 self._provider_failed(pod, err, "ProviderCreateFailed")
                 raise
@@ -240,7 +240,7 @@ class PodController:
             self._event(pod, "Normal", "ProviderCreateSuccess", "Create pod in provider successfully")
         elif not podcompare.pods_equal(current, pod):
             try:
-                self.provider.update_pod(copy.deepcopy(pod))
+                self.provider.update_pod(deepcopy_json(pod))
             except Exception as err:
                 self._provider_failed(pod, err, "ProviderUpdateFailed")
                 raise
@@ -250,7 +250,7 @@ class PodController:
     def _delete_in_provider(self, pod: Pod) -> None:
         try:
             with span("deletePod", _attributes(pod)):
-                self.provider.delete_pod(copy.deepcopy(pod))
+                self.provider.delete_pod(deepcopy_json(pod))
         except PodNotFound:
             log.debug("Pod %s not found in provider", _key(pod))
             return
@@ -372,7 +372,7 @@ class PodController:
 
 def _lost_status(status: dict[str, Any]) -> dict[str, Any]:
     """Failed, with each running container terminated as not found (upstream's wording and exit code)."""
-    lost = copy.deepcopy(status)
+    lost = deepcopy_json(status)
     lost.update(phase="Failed", reason=REASON_NOT_FOUND, message=MESSAGE_NOT_FOUND)
     stamp = format_time()
     for cs in lost.get("containerStatuses") or ():

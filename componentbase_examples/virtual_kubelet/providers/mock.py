@@ -6,7 +6,6 @@ the smallest complete example of a provider.
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +15,7 @@ import attrs
 import componentbase
 from componentbase import field
 from componentbase.client import format_time
+from componentbase.util import deepcopy_json
 from componentbase_examples.virtual_kubelet.provider_types import PodNotFound, ProviderContext, ProviderSpec
 
 __all__ = ["SPEC", "MockConfig", "MockProvider"]
@@ -109,7 +109,7 @@ class MockProvider:
     def update_pod(self, pod: Pod) -> None:
         with self._lock:
             old = self._pods.get(_key_of(pod))
-            updated = copy.deepcopy(pod)
+            updated = deepcopy_json(pod)
             if old is not None:
                 updated["status"] = old.get("status")
             self._pods[_key_of(pod)] = updated
@@ -131,7 +131,7 @@ class MockProvider:
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         with self._lock:
             pod = self._pods.get(_key(namespace, name))
-            return copy.deepcopy(pod) if pod is not None else None
+            return deepcopy_json(pod) if pod is not None else None
 
     @componentbase.hookimpl
     def get_pod_status(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -144,7 +144,7 @@ class MockProvider:
     @componentbase.hookimpl
     def get_pods(self) -> list[Pod]:
         with self._lock:
-            return [copy.deepcopy(p) for p in self._pods.values()]
+            return [deepcopy_json(p) for p in self._pods.values()]
 
     @componentbase.hookimpl
     def notify_pods(self, callback: Callable[[Pod], None]) -> None:

@@ -1,0 +1,39 @@
+"""The cost benchmarks still run against today's server and print the figures issue 16 asks for.
+
+They are not run for their numbers here (a shared machine makes those meaningless in a test), only so that
+a change to the server or the runtime that breaks them (a 422 on their pods, a renamed public name) shows
+up at once rather than the next time someone measures.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.process, pytest.mark.timeout(150)]  # each starts a server and imports
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*args: str) -> str:
+    out = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=140)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_the_scheduler_benchmark_charges_the_scheduler_and_a_null_scheduler_per_pod() -> None:
+    out = _run("benchmarks/scheduler.py", "--nodes=5", "--pods=20", "--ceiling-binds=20", "--parallelism=2",
+               "--skip-algorithm")
+    assert "20 bound; their creation took" in out and "null scheduler" in out and "(20 bound," in out, out
+    cost = re.search(r"\(e\) CPU per scheduled pod: scheduler ([\d.]+) ms, null scheduler ([\d.]+) ms", out)
+    assert cost is not None and float(cost.group(1)) > 0 and float(cost.group(2)) > 0, out
+
+
+def test_the_controller_benchmark_writes_each_object_once() -> None:
+    out = _run("benchmarks/controller.py", "--objects=30", "--rounds=1")
+    assert re.search(r"writes/object 1\.00, RSS -?\d+ B/cached object", out), out
+    assert re.search(r"ratio \(manager / raw rate\): [\d.]+", out), out
