@@ -32,9 +32,11 @@ from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
+from componentbase_examples.scheduler.events import EVENT_ASSIGNED_POD_DELETE
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queueing import QueueingHints
 from componentbase_examples.scheduler.snapshot import Snapshot
 
 __all__ = ["SCHEDULER_ERROR", "UNSCHEDULABLE", "Scheduler", "run"]
@@ -72,7 +74,8 @@ class Scheduler:
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
-                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
+                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=less,
+                                       hints=QueueingHints.from_frameworks(self.frameworks))
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
@@ -194,7 +197,9 @@ class Scheduler:
             log.info("binding %s/%s to %s dropped: no longer the leader", pod.namespace, pod.name, host)
             self.queue.done(pod.key)
             return
-        self.queue.move_all_to_active_or_backoff(q.POD_DELETE)  # what it held is free again
+        # What it held is free again: as if the assumed pod were deleted.
+        assumed = {**pod.pod, "spec": {**pod.spec, "nodeName": host}}
+        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None)
         point = "Bind" if status.plugin in {n for n, _ in fw.bind} else "PreBind"
         self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True)
 

@@ -12,11 +12,13 @@ from componentbase_examples.scheduler.plugins.noderesourcesfit import NodeResour
 from componentbase_examples.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from componentbase_examples.scheduler.plugins.podtopologyspread import PodTopologySpread
 from componentbase_examples.scheduler.plugins.queuesort import PrioritySort
+from componentbase_examples.scheduler.plugins.schedulinggates import SchedulingGates
 from componentbase_examples.scheduler.plugins.tainttoleration import TaintToleration
 
 __all__ = ["DEFAULT_PLUGINS"]
 
 DEFAULT_PLUGINS: tuple[type, ...] = (
+    SchedulingGates,
     PrioritySort,
     NodeUnschedulable,
     NodeName,
