@@ -219,10 +219,6 @@ class SchedulingQueue:
             stale = [qp for qp in self._unschedulable.values() if now - qp.timestamp > self.max_in_unschedulable]
             return self._move(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
 
-    def flush_backoff_completed(self) -> int:
-        with self._cond:
-            return self._flush_backoff_completed_locked()
-
     def close(self) -> None:
         with self._cond:
             self._closed = True
@@ -250,10 +246,6 @@ class SchedulingQueue:
         """Where each queued pod is, by key (a gated pod is ``unschedulable``)."""
         with self._cond:
             return {k: v for k, v in self._where.items() if v != FLIGHT}
-
-    def get(self, key: str) -> QueuedPodInfo | None:
-        with self._cond:
-            return self._info.get(key)
 
     # internals (the lock is held)
 
@@ -312,12 +304,15 @@ class SchedulingQueue:
         qp.gating_plugin = ""
         qp.gating_events = ()
 
+    def _gated(self, qp: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; a pod it holds is parked (unless it is queued already)."""
+        self._run_pre_enqueue(qp)
+        if qp.gated() and qp.pod.key not in self._where:
+            self._park(qp)
+        return qp.gated()
+
     def _move_to_active(self, qp: QueuedPodInfo, from_backoff: bool = False) -> bool:
-        if not from_backoff:
-            self._run_pre_enqueue(qp)
-        if qp.gated():
-            if qp.pod.key not in self._where:
-                self._park(qp)
+        if not from_backoff and self._gated(qp):
             return False
         if qp.initial_attempt is None:
             qp.initial_attempt = self.clock()
@@ -328,10 +323,7 @@ class SchedulingQueue:
         return True
 
     def _move_to_backoff(self, qp: QueuedPodInfo) -> bool:
-        self._run_pre_enqueue(qp)  # PreEnqueue runs on entering backoffQ, not again on leaving it
-        if qp.gated():
-            if qp.pod.key not in self._where:
-                self._park(qp)
+        if self._gated(qp):  # PreEnqueue runs on entering backoffQ, not again on leaving it
             return False
         heap = self._backoff if qp.unschedulable_plugins else self._error_backoff
         heapq.heappush(heap, (self._expiry(qp), next(self._seq), qp))
