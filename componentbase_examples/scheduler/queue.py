@@ -3,7 +3,7 @@
 * activeQ pops in the profile's QueueSort order (PrioritySort: priority, then time queued). A pod enters it
   only past the profile's PreEnqueue plugins; one they hold (scheduling gates) is parked, ``gated``.
 * A pod that failed backs off ``podInitialBackoffSeconds`` doubled per attempt up to ``podMaxBackoffSeconds``,
-  counted from the failure and rounded up to the next whole second (kube's one-second ordering windows).
+  counted from the failure, until the next whole second (kube's one-second ordering windows).
   When activeQ is empty, ``pop`` takes the next pod rejected by plugins from backoffQ at once, as kube's
   SchedulerPopFromBackoffQ does; pods that failed with an error always wait their backoff out.
 * A pod the plugins rejected is parked until a cluster event whose queueing hint, from one of the plugins
@@ -17,7 +17,6 @@ Pure logic, thread-safe, with an injectable clock; nothing here calls the API.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 import math
@@ -28,59 +27,36 @@ from typing import Any
 
 from componentbase.util import exponential_delay
 from componentbase_examples.scheduler.events import (
+    ASSIGNED_POD,
     EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    EVENT_NODE_DELETE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
+    NODE,
+    ActionType,
     ClusterEvent,
     pod_events,
 )
 from componentbase_examples.scheduler.podinfo import PodInfo
-from componentbase_examples.scheduler.queueing import InFlightEvents, QueueingHints, Strategy
+from componentbase_examples.scheduler.queueing import (
+    InFlightEvents,
+    QueuedPodInfo,
+    QueueingHints,
+    Strategy,
+    priority_less,
+)
 
 __all__ = ["UNSCHEDULABLE_TIMEOUT", "QueuedPodInfo", "SchedulingQueue"]
+
+# The events by their former names here (moved to ``events``); without objects, every hint answers QUEUE.
+NODE_ADD, NODE_DELETE, POD_DELETE, ASSIGNED_POD_ADD = EVENT_NODE_ADD, EVENT_NODE_DELETE, EVENT_ASSIGNED_POD_DELETE, \
+    EVENT_ASSIGNED_POD_ADD
+NODE_UPDATE, ASSIGNED_POD_UPDATE = ClusterEvent(NODE, ActionType.UPDATE), ClusterEvent(ASSIGNED_POD, ActionType.UPDATE)
 
 #: podMaxInUnschedulablePodsDuration: how long a pod waits for an event before it is retried anyway.
 UNSCHEDULABLE_TIMEOUT = 300.0
 ACTIVE, BACKOFF, UNSCHEDULABLE, FLIGHT = "active", "backoff", "unschedulable", "flight"
-
-
-@functools.total_ordering
-class QueuedPodInfo:
-    """A pod in the queue: when it came, how often it was tried, which plugins rejected or gate it."""
-
-    __slots__ = ("_less", "attempts", "backoff_expiry", "consecutive_errors", "gating_events", "gating_plugin",
-                 "initial_attempt", "pod", "timestamp", "unschedulable_count", "unschedulable_plugins")
-
-    def __init__(self, pod: PodInfo, now: float, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
-        self.pod = pod
-        self.timestamp = now
-        self.initial_attempt: float | None = None
-        self.attempts = 0
-        self.backoff_expiry: float | None = None  # whole second; computed once per failure
-        self.unschedulable_plugins: frozenset[str] = frozenset()
-        self.gating_plugin = ""
-        self.gating_events: tuple[ClusterEvent, ...] = ()
-        self.unschedulable_count = 0
-        self.consecutive_errors = 0
-        self._less = less
-
-    def gated(self) -> bool:
-        return bool(self.gating_plugin)
-
-    def __lt__(self, other: QueuedPodInfo) -> bool:
-        return self._less(self, other)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"QueuedPodInfo({self.pod.namespace}/{self.pod.name}, attempts={self.attempts})"
-
-
-def _priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-    pa, pb = a.pod.priority, b.pod.priority
-    return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
 
 class SchedulingQueue:
@@ -92,7 +68,7 @@ class SchedulingQueue:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
-        self.less = less or _priority_less
+        self.less = less or priority_less
         self.hints = hints or QueueingHints()
         self.max_in_unschedulable = max_in_unschedulable
         self.clock = clock

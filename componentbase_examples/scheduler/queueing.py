@@ -10,6 +10,7 @@ plugins that rejected it. ``PreEnqueue`` plugins (scheduling gates) are listed h
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import logging
 from collections import deque
@@ -28,9 +29,51 @@ from componentbase_examples.scheduler.framework import Framework, Status
 from componentbase_examples.scheduler.plugins.hints import DEFAULT_EVENTS
 from componentbase_examples.scheduler.podinfo import PodInfo
 
-__all__ = ["InFlightEvents", "ProfileHints", "QueueingHints", "Strategy", "profile_hints"]
+__all__ = ["InFlightEvents", "ProfileHints", "QueuedPodInfo", "QueueingHints", "Strategy", "priority_less",
+           "profile_hints"]
 
 log = logging.getLogger("componentbase_examples.scheduler")
+
+
+@functools.total_ordering
+class QueuedPodInfo:
+    """A pod in the queue: when it came, how often it was tried, which plugins rejected or gate it."""
+
+    __slots__ = ("_less", "attempts", "backoff_expiry", "consecutive_errors", "gating_events", "gating_plugin",
+                 "initial_attempt", "pod", "timestamp", "unschedulable_count", "unschedulable_plugins")
+
+    def __init__(self, pod: PodInfo, now: float, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self.pod = pod
+        self.timestamp = now
+        self.initial_attempt: float | None = None
+        self.attempts = 0
+        self.backoff_expiry: float | None = None  # whole second; computed once per failure
+        self.unschedulable_plugins: frozenset[str] = frozenset()
+        self.gating_plugin = ""
+        self.gating_events: tuple[ClusterEvent, ...] = ()
+        self.unschedulable_count = 0
+        self.consecutive_errors = 0
+        self._less = less
+
+    def gated(self) -> bool:
+        return bool(self.gating_plugin)
+
+    def __lt__(self, other: QueuedPodInfo) -> bool:
+        return self._less(self, other)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"QueuedPodInfo({self.pod.namespace}/{self.pod.name}, attempts={self.attempts})"
+
+
+def priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    """PrioritySort's order: higher priority first, then first queued."""
+    pa, pb = a.pod.priority, b.pod.priority
+    return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
 
 class Strategy(enum.IntEnum):
@@ -116,8 +159,8 @@ class QueueingHints:
         for registered in profile.hints:
             if registered.plugin not in rejectors or not registered.event.matches(event):
                 continue
-            if registered.fn is None:
-                return Strategy.AFTER_BACKOFF
+            if registered.fn is None or (old is None and new is None):
+                return Strategy.AFTER_BACKOFF  # no hint, or nothing to judge by: queue, as kube does
             try:
                 hint = registered.fn(pod, old, new)
             except Exception:  # a hint's bug must not strand the pod: queue it, as kube does

@@ -346,3 +346,7 @@ def test_a_plugin_without_registered_events_is_asked_about_every_event() -> None
                       "    filter:\n      enabled: [{name: Picky}]\n")
     hints = QueueingHints.from_frameworks(Cluster([], cfg, plugins=(Picky(),)).frameworks)
     assert hint("Picky", pod("p"), ev.EVENT_NODE_DELETE, node("n1"), None, hints) is QUEUE
+
+
+def test_an_event_without_objects_queues_as_kube_does_when_a_hint_cannot_judge() -> None:
+    assert hint("NodeResourcesFit", FIT_TARGET, POD_DELETE, None, None) is QUEUE
