@@ -14,7 +14,7 @@ import functools
 import itertools
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -96,6 +96,14 @@ class ProfileHints:
 
     hints: list[RegisteredHint] = attrs.field(factory=list)
     pre_enqueue: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
+    _by_event: dict[ClusterEvent, list[RegisteredHint]] = attrs.field(factory=dict, init=False)
+
+    def matching(self, event: ClusterEvent) -> list[RegisteredHint]:
+        """The hints registered for ``event``, found once per distinct event (there are few)."""
+        found = self._by_event.get(event)
+        if found is None:
+            found = self._by_event[event] = [h for h in self.hints if h.event.matches(event)]
+        return found
 
     def events_of(self, plugin: str) -> tuple[ClusterEvent, ...]:
         return tuple(h.event for h in self.hints if h.plugin == plugin)
@@ -143,10 +151,9 @@ class QueueingHints:
             return True
         return any(registered.matches(event) for registered in self._events)
 
-    def worth_requeuing(self, pod: PodInfo, rejectors: Iterable[str], event: ClusterEvent, old: Any,
+    def worth_requeuing(self, pod: PodInfo, rejectors: Collection[str], event: ClusterEvent, old: Any,
                         new: Any) -> Strategy:
         """Ask the hints of the plugins that rejected ``pod`` about ``event``; the first ``QUEUE`` wins."""
-        rejectors = frozenset(rejectors)
         if not rejectors:
             return Strategy.AFTER_BACKOFF  # an error, not a verdict: any event may do
         if event.is_wildcard():
@@ -156,8 +163,8 @@ class QueueingHints:
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None:
             return Strategy.AFTER_BACKOFF
-        for registered in profile.hints:
-            if registered.plugin not in rejectors or not registered.event.matches(event):
+        for registered in profile.matching(event):
+            if registered.plugin not in rejectors:
                 continue
             if registered.fn is None or (old is None and new is None):
                 return Strategy.AFTER_BACKOFF  # no hint, or nothing to judge by: queue, as kube does

@@ -35,11 +35,19 @@ QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 A = ActionType
 
 
+_last: list[tuple[Obj, NodeInfo]] = []  # the last nodes parsed: one event is asked of every parked pod
+
+
 def _node(obj: Obj | None) -> NodeInfo | None:
+    """``obj`` as a ``NodeInfo`` without pods; the event's objects are parsed once, not once per parked pod."""
     if obj is None:
         return None
+    for seen, info in _last:
+        if seen is obj:
+            return info
     info = NodeInfo((obj.get("metadata") or {}).get("name", ""))
     info.set_node(obj)
+    _last[:] = [*_last[-1:], (obj, info)]
     return info
 
 
