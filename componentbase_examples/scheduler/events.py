@@ -93,11 +93,13 @@ class ClusterEvent:
 
     @property
     def label(self) -> str:
+        """``NodeAdd``, ``AssignedPodDelete``..., or the custom label (``UnschedulableTimeout``)."""
         if self.custom_label:
             return self.custom_label
         return f"{self.resource}{_ACTION_LABELS.get(self.action, str(int(self.action)))}"
 
     def is_wildcard(self) -> bool:
+        """Every resource, every action: the leftover flush and forced activations."""
         return self.resource == WILDCARD and self.action == ActionType.ALL
 
     def matches(self, incoming: ClusterEvent) -> bool:

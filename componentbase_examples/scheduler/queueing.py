@@ -106,6 +106,7 @@ class ProfileHints:
         return found
 
     def events_of(self, plugin: str) -> tuple[ClusterEvent, ...]:
+        """The events ``plugin`` registered (a gated pod waits for one of its gating plugin's)."""
         return tuple(h.event for h in self.hints if h.plugin == plugin)
 
 
@@ -135,13 +136,16 @@ class QueueingHints:
 
     @classmethod
     def from_frameworks(cls, frameworks: Mapping[str, Framework]) -> QueueingHints:
+        """The hints of each profile's framework, by scheduler name."""
         return cls({name: profile_hints(fw) for name, fw in frameworks.items()})
 
     def pre_enqueue(self, pod: PodInfo) -> list[tuple[str, Callable[..., Status | None]]]:
+        """The PreEnqueue plugins of ``pod``'s profile."""
         profile = self.profiles.get(pod.scheduler_name)
         return profile.pre_enqueue if profile is not None else []
 
     def events_of(self, pod: PodInfo, plugin: str) -> tuple[ClusterEvent, ...]:
+        """The events ``plugin`` registered in ``pod``'s profile."""
         profile = self.profiles.get(pod.scheduler_name)
         return profile.events_of(plugin) if profile is not None else ()
 
@@ -191,6 +195,7 @@ class InFlightEvents:
         return bool(self._pods)
 
     def popped(self, key: str) -> None:
+        """``key``'s cycle starts: events from now on concern it."""
         self._pods[key] = next(self._seq)
 
     def add(self, event: ClusterEvent, old: Any, new: Any) -> None:
@@ -199,6 +204,7 @@ class InFlightEvents:
             self._events.append((next(self._seq), event, old, new))
 
     def since(self, key: str) -> list[tuple[ClusterEvent, Any, Any]]:
+        """The events since ``key`` was popped, with their objects."""
         start = self._pods.get(key, -1)
         return [(event, old, new) for seq, event, old, new in self._events if seq > start]
 
