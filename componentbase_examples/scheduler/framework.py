@@ -207,6 +207,7 @@ class Framework:
     percentage_of_nodes_to_score: int | None = None
     plugins: dict[str, Any] = attrs.field(factory=dict)
     queue_sort: Callable[..., bool] | None = None
+    pre_enqueue: list[tuple[str, Callable[..., Status | None]]] = attrs.field(factory=list)
     pre_filter: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
     filter: list[tuple[str, Callable[..., list[NodeInfo]]]] = attrs.field(factory=list)
     post_filter: list[tuple[str, Callable[..., Any]]] = attrs.field(factory=list)
@@ -328,5 +329,6 @@ def build_framework(profile_name: str, enabled: Mapping[str, Sequence[tuple[str,
     return fw
 
 
-_FIELDS = {"preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter", "preScore": "pre_score",
+_FIELDS = {"preEnqueue": "pre_enqueue",
+           "preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter", "preScore": "pre_score",
            "permit": "permit", "preBind": "pre_bind", "bind": "bind", "postBind": "post_bind"}

@@ -3,8 +3,8 @@
 One pod informer feeds two filtered handlers: bound pods (``spec.nodeName`` set, not finished) go to the
 snapshot, pending pods this scheduler is responsible for (their ``schedulerName`` is a profile's) go to the
 scheduling queue; a pod that gets bound leaves the queue and joins the snapshot by the filters' own
-update-becomes-add/delete rule. Nodes go to the snapshot. Events that may let a parked pod fit (a node
-added, a node's scheduling properties changed, a bound pod deleted) move the unschedulable pods back.
+update-becomes-add/delete rule. Nodes go to the snapshot. Every change is also a cluster event, with its
+old and new object, for the queue's hints: they decide which parked pods it can help.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from collections.abc import Collection
 from typing import Any
 
 from componentbase import informers
+from componentbase_examples.scheduler import events as ev
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.podinfo import PodInfo, pod_key
 from componentbase_examples.scheduler.snapshot import Snapshot
 
-__all__ = ["SchedulerHandlers", "is_assigned", "is_terminal", "node_scheduling_changed", "pod_spec_changed"]
+__all__ = ["SchedulerHandlers", "is_assigned", "is_terminal", "pod_spec_changed"]
 
 Obj = dict[str, Any]
 _TERMINAL = ("Succeeded", "Failed")
@@ -41,17 +42,6 @@ def pod_spec_changed(old: Obj, new: Obj) -> bool:
         return True
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
     return any(om.get(k) != nm.get(k) for k in ("labels", "annotations", "deletionTimestamp", "uid"))
-
-
-def _node_view(node: Obj) -> tuple[Any, ...]:
-    spec = node.get("spec") or {}
-    return ((node.get("metadata") or {}).get("labels"), spec.get("taints"), bool(spec.get("unschedulable")),
-            (node.get("status") or {}).get("allocatable"))
-
-
-def node_scheduling_changed(old: Obj, new: Obj) -> bool:
-    """Labels, taints, cordon or allocatable changed: heartbeats and condition updates do not count."""
-    return _node_view(old) != _node_view(new)
 
 
 class SchedulerHandlers:
@@ -88,13 +78,15 @@ class SchedulerHandlers:
 
     def assigned_updated(self, old: Obj, new: Obj) -> None:
         self.snapshot.update_pod(PodInfo(new))
-        # Labels (topology spread, pod affinity), terminating or spec; a status write moves nothing.
+        # Labels (topology spread, pod affinity), a scale-down...; a status write moves nothing.
         if pod_spec_changed(old, new):
-            self.queue.move_all_to_active_or_backoff(q.ASSIGNED_POD_UPDATE)
+            for event in ev.pod_events(old, new):
+                self.queue.move_all_to_active_or_backoff(event, old, new)
 
     def assigned_deleted(self, pod: Obj | informers.DeletedFinalStateUnknown) -> None:
-        self.snapshot.remove_pod(pod_key(informers.deleted_object(pod)))
-        self.queue.move_all_to_active_or_backoff(q.POD_DELETE)
+        obj = informers.deleted_object(pod)
+        self.snapshot.remove_pod(pod_key(obj))
+        self.queue.move_all_to_active_or_backoff(ev.EVENT_ASSIGNED_POD_DELETE, obj, None)
 
     # pending pods: the queue
 
@@ -103,7 +95,7 @@ class SchedulerHandlers:
 
     def pending_updated(self, old: Obj, new: Obj) -> None:
         if pod_spec_changed(old, new):
-            self.queue.update(PodInfo(new))
+            self.queue.update(PodInfo(new), old)
 
     def pending_deleted(self, pod: Obj | informers.DeletedFinalStateUnknown) -> None:
         """Deleted, finished, or bound (then the bound-pod handler, called first, has confirmed it)."""
@@ -115,14 +107,14 @@ class SchedulerHandlers:
 
     def node_added(self, node: Obj) -> None:
         self.snapshot.add_node(node)
-        self.queue.move_all_to_active_or_backoff(q.NODE_ADD)
+        self.queue.move_all_to_active_or_backoff(ev.EVENT_NODE_ADD, None, node)
 
     def node_updated(self, old: Obj, new: Obj) -> None:
         self.snapshot.update_node(new)
-        if node_scheduling_changed(old, new):
-            self.queue.move_all_to_active_or_backoff(q.NODE_UPDATE)
+        for event in ev.node_events(old, new):  # none for a heartbeat
+            self.queue.move_all_to_active_or_backoff(event, old, new)
 
     def node_deleted(self, node: Obj | informers.DeletedFinalStateUnknown) -> None:
-        name = (informers.deleted_object(node).get("metadata") or {}).get("name", "")
-        self.snapshot.remove_node(name)
-        self.queue.move_all_to_active_or_backoff(q.NODE_DELETE)
+        obj = informers.deleted_object(node)
+        self.snapshot.remove_node((obj.get("metadata") or {}).get("name", ""))
+        self.queue.move_all_to_active_or_backoff(ev.EVENT_NODE_DELETE, obj, None)

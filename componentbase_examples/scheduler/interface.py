@@ -84,6 +84,16 @@ class SchedulerHooks:
     """The extension points. Batch hooks get ``nodes`` (a list of ``NodeInfo``) and must keep their order."""
 
     @componentbase.hookspec
+    def scheduler_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """PreEnqueue: ``None`` lets the pod into the active queue; any other verdict keeps it parked until
+        an event this plugin registered lets it in (scheduling gates)."""
+
+    @componentbase.hookspec
+    def scheduler_events_to_register(self) -> list[Any]:  # type: ignore[empty-body]
+        """EnqueueExtensions: the ``events.ClusterEventWithHint`` list of cluster events that can make a pod
+        this plugin rejected schedulable. A plugin without it is retried on every event, as in kube."""
+
+    @componentbase.hookspec
     def scheduler_less(self, a: Any, b: Any) -> bool:  # type: ignore[empty-body]
         """QueueSort: whether queued pod ``a`` pops before ``b``."""
 
@@ -144,6 +154,7 @@ class SchedulerHooks:
 
 #: Config extension point -> (hook, kube's plugin interface name, used in messages).
 EXTENSION_POINTS: dict[str, tuple[str, str]] = {
+    "preEnqueue": ("scheduler_pre_enqueue", "PreEnqueuePlugin"),
     "queueSort": ("scheduler_less", "QueueSortPlugin"),
     "preFilter": ("scheduler_pre_filter", "PreFilterPlugin"),
     "filter": ("scheduler_filter", "FilterPlugin"),

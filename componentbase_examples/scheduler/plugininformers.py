@@ -11,6 +11,7 @@ from typing import Any
 from componentbase import informers
 from componentbase.controller import Manager
 from componentbase_examples.scheduler import queue as q
+from componentbase_examples.scheduler.events import ActionType, ClusterEvent
 
 __all__ = ["PluginInformers"]
 
@@ -36,14 +37,14 @@ class PluginInformers:
 
     def register(self, queue: q.SchedulingQueue) -> None:
         for kind, informer in self.requested.items():
-            added, updated = q.ClusterEvent(kind, "Add"), q.ClusterEvent(kind, "Update")
+            added, updated = ClusterEvent(kind, ActionType.ADD), ClusterEvent(kind, ActionType.UPDATE)
 
-            def on_add(obj: Any, event: q.ClusterEvent = added) -> None:
-                queue.move_all_to_active_or_backoff(event)
+            def on_add(obj: Any, event: ClusterEvent = added) -> None:
+                queue.move_all_to_active_or_backoff(event, None, obj)
 
-            def on_update(old: Any, new: Any, event: q.ClusterEvent = updated) -> None:
+            def on_update(old: Any, new: Any, event: ClusterEvent = updated) -> None:
                 if (old.get("metadata") or {}).get("resourceVersion") != (new.get("metadata") or {}).get(
                         "resourceVersion"):  # not a resync
-                    queue.move_all_to_active_or_backoff(event)
+                    queue.move_all_to_active_or_backoff(event, old, new)
 
             informer.add_event_handler(on_add, on_update)

@@ -31,6 +31,7 @@ __all__ = ["DEFAULT_MULTI_POINT", "ProfileValidator", "ResolvedProfile", "build_
 
 #: kube-scheduler's default multiPoint set, restricted to the plugins this scheduler has, with its weights.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
+    ("SchedulingGates", None),
     ("PrioritySort", None),
     ("NodeUnschedulable", None),
     ("NodeName", None),
@@ -49,7 +50,8 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("DefaultBinder", None),
 )
 
-_ATTRS = {"queueSort": "queue_sort", "preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter",
+_ATTRS = {"preEnqueue": "pre_enqueue",
+          "queueSort": "queue_sort", "preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter",
           "preScore": "pre_score", "score": "score", "reserve": "reserve", "permit": "permit", "preBind": "pre_bind",
           "bind": "bind", "postBind": "post_bind", "multiPoint": "multi_point"}
 

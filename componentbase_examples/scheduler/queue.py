@@ -1,174 +1,107 @@
-"""The scheduling queue, kube-scheduler's ``PriorityQueue``: activeQ, backoffQ and the unschedulable pods.
+"""The scheduling queue, kube-scheduler's ``PriorityQueue`` with queueing hints: activeQ, backoffQ, parked pods.
 
-* activeQ pops in the profile's QueueSort order (PrioritySort: priority, then time queued).
-* A pod that failed waits out its backoff in backoffQ: ``podInitialBackoffSeconds`` doubled per attempt
-  up to ``podMaxBackoffSeconds``; ``pop`` moves pods whose backoff is over into activeQ itself.
-* A pod no node fits waits in the unschedulable pods until a cluster event that could help it
-  (``move_all_to_active_or_backoff``), or at most 5 minutes (``flush_unschedulable_leftover``).
-  An event helps when it is one the rejecting plugins registered (``plugin_events``), as kube does
-  without queueing hints; a pod rejected by no known plugin moves on any event.
-* An event during a pod's cycle sends that pod to backoffQ rather than to the unschedulable pods, so the
-  event is not missed (``moveRequestCycle``).
+* activeQ pops in the profile's QueueSort order (PrioritySort: priority, then time queued). A pod enters it
+  only past the profile's PreEnqueue plugins; one they hold (scheduling gates) is parked, ``gated``.
+* A pod that failed backs off ``podInitialBackoffSeconds`` doubled per attempt up to ``podMaxBackoffSeconds``,
+  counted from the failure, until the next whole second (kube's one-second ordering windows).
+  When activeQ is empty, ``pop`` takes the next pod rejected by plugins from backoffQ at once, as kube's
+  SchedulerPopFromBackoffQ does; pods that failed with an error always wait their backoff out.
+* A pod the plugins rejected is parked until a cluster event whose queueing hint, from one of the plugins
+  that rejected it, says the change can help (``queueing.QueueingHints``), or for at most
+  ``podMaxInUnschedulablePodsDuration`` (``flush_unschedulable_leftover``).
+* Events that arrive while pods are being scheduled are kept and, if a pod then fails, asked about it:
+  a change that came mid-cycle is not missed (kube's in-flight events).
 
 Pure logic, thread-safe, with an injectable clock; nothing here calls the API.
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
+import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-
-import attrs
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from componentbase.util import exponential_delay
+from componentbase_examples.scheduler.events import (
+    ASSIGNED_POD,
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    EVENT_NODE_DELETE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    NODE,
+    ActionType,
+    ClusterEvent,
+    pod_events,
+)
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queueing import (
+    InFlightEvents,
+    QueuedPodInfo,
+    QueueingHints,
+    Strategy,
+    priority_less,
+)
 
-__all__ = [
-    "ASSIGNED_POD_ADD",
-    "ASSIGNED_POD_UPDATE",
-    "NODE_ADD",
-    "NODE_DELETE",
-    "NODE_UPDATE",
-    "POD_DELETE",
-    "UNSCHEDULABLE_TIMEOUT",
-    "ClusterEvent",
-    "QueuedPodInfo",
-    "SchedulingQueue",
-    "default_plugin_events",
-]
+__all__ = ["UNSCHEDULABLE_TIMEOUT", "QueuedPodInfo", "SchedulingQueue"]
+
+# The events by their former names here (moved to ``events``); without objects, every hint answers QUEUE.
+NODE_ADD, NODE_DELETE, POD_DELETE, ASSIGNED_POD_ADD = EVENT_NODE_ADD, EVENT_NODE_DELETE, EVENT_ASSIGNED_POD_DELETE, \
+    EVENT_ASSIGNED_POD_ADD
+NODE_UPDATE, ASSIGNED_POD_UPDATE = ClusterEvent(NODE, ActionType.UPDATE), ClusterEvent(ASSIGNED_POD, ActionType.UPDATE)
 
 #: podMaxInUnschedulablePodsDuration: how long a pod waits for an event before it is retried anyway.
 UNSCHEDULABLE_TIMEOUT = 300.0
-
-
-@attrs.frozen
-class ClusterEvent:
-    resource: str
-    action: str
-
-    def __str__(self) -> str:
-        return f"{self.resource}{self.action}"
-
-
-NODE_ADD = ClusterEvent("Node", "Add")
-NODE_UPDATE = ClusterEvent("Node", "Update")
-NODE_DELETE = ClusterEvent("Node", "Delete")
-POD_DELETE = ClusterEvent("Pod", "Delete")
-ASSIGNED_POD_ADD = ClusterEvent("Pod", "Add")
-ASSIGNED_POD_UPDATE = ClusterEvent("Pod", "Update")
-PVC_ADD = ClusterEvent("PersistentVolumeClaim", "Add")
-PVC_UPDATE = ClusterEvent("PersistentVolumeClaim", "Update")
-PV_ADD = ClusterEvent("PersistentVolume", "Add")
-PV_UPDATE = ClusterEvent("PersistentVolume", "Update")
-STORAGE_CLASS_ADD = ClusterEvent("StorageClass", "Add")
-STORAGE_CLASS_UPDATE = ClusterEvent("StorageClass", "Update")
-CSINODE_ADD = ClusterEvent("CSINode", "Add")
-CSINODE_UPDATE = ClusterEvent("CSINode", "Update")
-#: An event every plugin is interested in (kube's WildCardEvent, used by the leftover flush).
-WILDCARD = ClusterEvent("*", "*")
-UNSCHEDULABLE_TIMEOUT_EVENT = ClusterEvent("UnschedulableTimeout", "")
-
-
-def default_plugin_events() -> dict[str, set[ClusterEvent]]:
-    """The events that can make each default plugin change its mind (their ``EventsToRegister``)."""
-    node_changes = {NODE_ADD, NODE_UPDATE}
-    return {
-        "NodeUnschedulable": node_changes,
-        "NodeName": {NODE_ADD},
-        "TaintToleration": node_changes,
-        "NodeAffinity": node_changes,
-        "NodePorts": {POD_DELETE, NODE_ADD},
-        "NodeResourcesFit": {POD_DELETE, NODE_ADD, NODE_UPDATE, ASSIGNED_POD_UPDATE},
-        # A pod's labels or place, or a node's labels, change which domains match and how many pods count.
-        "PodTopologySpread": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE, NODE_DELETE},
-        "InterPodAffinity": {ASSIGNED_POD_ADD, ASSIGNED_POD_UPDATE, POD_DELETE, NODE_ADD, NODE_UPDATE},
-        # A claim created, bound or provisioned, a PV or class appearing, a node's labels (PV affinity, zones).
-        "VolumeBinding": {PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE, STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE,
-                          NODE_ADD, NODE_UPDATE},
-        "VolumeRestrictions": {POD_DELETE, PVC_ADD, NODE_ADD, NODE_UPDATE},
-        "VolumeZone": {PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE, STORAGE_CLASS_ADD, NODE_ADD, NODE_UPDATE},
-        "NodeVolumeLimits": {POD_DELETE, PVC_ADD, CSINODE_ADD, CSINODE_UPDATE},
-    }
-
-
-@functools.total_ordering
-class QueuedPodInfo:
-    """A pod in the queue: when it came, how often it was tried, which plugins rejected it last."""
-
-    __slots__ = ("_less", "attempts", "backoff_expiry", "initial_attempt", "pod", "timestamp",
-                 "unschedulable_plugins", "unschedulable_since")
-
-    def __init__(self, pod: PodInfo, now: float, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
-        self.pod = pod
-        self.timestamp = now
-        self.initial_attempt: float | None = None
-        self.attempts = 0
-        self.backoff_expiry = 0.0
-        self.unschedulable_since = 0.0
-        self.unschedulable_plugins: frozenset[str] = frozenset()
-        self._less = less
-
-    def __lt__(self, other: QueuedPodInfo) -> bool:
-        return self._less(self, other)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"QueuedPodInfo({self.pod.namespace}/{self.pod.name}, attempts={self.attempts})"
-
-
-def _priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-    pa, pb = a.pod.priority, b.pod.priority
-    return pa > pb or (pa == pb and a.timestamp < b.timestamp)
+ACTIVE, BACKOFF, UNSCHEDULABLE, FLIGHT = "active", "backoff", "unschedulable", "flight"
 
 
 class SchedulingQueue:
-    """activeQ, backoffQ and unschedulable pods behind one lock; ``pop`` blocks until a pod is ready."""
+    """activeQ, backoffQ and parked pods behind one lock; ``pop`` blocks until a pod is ready."""
 
     def __init__(self, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
-                 plugin_events: Mapping[str, Iterable[ClusterEvent]] | None = None,
+                 hints: QueueingHints | None = None, max_in_unschedulable: float = UNSCHEDULABLE_TIMEOUT,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
-        self.less = less or _priority_less
-        self.plugin_events = {k: set(v) for k, v in (plugin_events or default_plugin_events()).items()}
+        self.less = less or priority_less
+        self.hints = hints or QueueingHints()
+        self.max_in_unschedulable = max_in_unschedulable
         self.clock = clock
         self._cond = threading.Condition()
         self._active: list[QueuedPodInfo] = []  # heap by ``less``
-        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []  # heap by expiry
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []  # rejected pods: heap by (expiry, order)
+        self._error_backoff: list[tuple[float, int, QueuedPodInfo]] = []  # pods that failed with an error
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._where: dict[str, str] = {}  # key -> "active" | "backoff" | "unschedulable" | "flight"
+        self._where: dict[str, str] = {}
         self._info: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
         self.scheduling_cycle = 0
-        self._move_request_cycle = -1
+        self._in_flight = InFlightEvents()
         self._closed = False
 
     # what the informers call
 
     def add(self, pod: PodInfo) -> None:
-        """A new pending pod goes straight to activeQ."""
+        """A new pending pod: to activeQ, unless a PreEnqueue plugin holds it."""
         with self._cond:
             if pod.key in self._where:
-                self._update_locked(pod)
-                return
-            self._push_active(QueuedPodInfo(pod, self.clock(), self.less))
+                self._update_locked(pod, None)
+            else:
+                self._move_to_active(QueuedPodInfo(pod, self.clock(), self.less))
 
-    def update(self, pod: PodInfo) -> None:
-        """A pending pod changed: updated where it is; if it was parked unschedulable, it gets another try."""
+    def update(self, pod: PodInfo, old: Any = None) -> None:
+        """A pending pod changed (``old``: its previous object): updated where it is; a parked one is
+        retried if a hint of a plugin that rejected it says this change can help (gates removed...)."""
         with self._cond:
             if pod.key not in self._where:
-                self._push_active(QueuedPodInfo(pod, self.clock(), self.less))
+                self._move_to_active(QueuedPodInfo(pod, self.clock(), self.less))
             else:
-                self._update_locked(pod)
+                self._update_locked(pod, old)
 
     def delete(self, key: str) -> None:
         with self._cond:
@@ -176,29 +109,26 @@ class SchedulingQueue:
             qp = self._info.pop(key, None)
             if qp is None:
                 return
-            if where == "active":
+            if where == ACTIVE:
                 self._active.remove(qp)
                 heapq.heapify(self._active)
-            elif where == "backoff":
-                self._backoff = [e for e in self._backoff if e[2] is not qp]
-                heapq.heapify(self._backoff)
-            elif where == "unschedulable":
+            elif where == BACKOFF:
+                self._remove_backoff(qp)
+            elif where == UNSCHEDULABLE:
                 del self._unschedulable[key]
 
     def assigned_pod_added(self, pod: PodInfo) -> None:
         """A pod got a node: retry the pods its arrival can help (pod affinity and topology spread wait for one)."""
-        self.move_all_to_active_or_backoff(ASSIGNED_POD_ADD)
+        self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod.pod)
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent) -> int:
-        """Move the unschedulable pods ``event`` may help to activeQ (backoffQ while backing off)."""
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """Move the parked pods ``event`` can help, by their rejectors' hints; keep the event for pods in flight."""
         with self._cond:
-            now = self.clock()
-            moved = [qp for qp in self._unschedulable.values() if self._interested(qp, event)]
-            for qp in moved:
-                del self._unschedulable[qp.pod.key]
-                self._requeue(qp, now)
-            self._move_request_cycle = self.scheduling_cycle
-            return len(moved)
+            if not self.hints.of_interest(event):
+                return 0
+            moved = self._move(list(self._unschedulable.values()), event, old, new)
+            self._in_flight.add(event, old, new)
+            return moved
 
     # what the scheduling loop calls
 
@@ -208,13 +138,15 @@ class SchedulingQueue:
         with self._cond:
             while True:
                 self._flush_backoff_completed_locked()
-                if self._active:
-                    qp = heapq.heappop(self._active)
-                    self._where[qp.pod.key] = "flight"
+                qp = heapq.heappop(self._active) if self._active else self._pop_backoff()
+                if qp is not None:
+                    key = qp.pod.key
+                    self._where[key] = FLIGHT
+                    self._info[key] = qp
                     qp.attempts += 1
-                    if qp.initial_attempt is None:
-                        qp.initial_attempt = self.clock()
+                    qp.backoff_expiry = None
                     self.scheduling_cycle += 1
+                    self._in_flight.popped(key)
                     return qp
                 if self._closed:
                     return None
@@ -226,43 +158,42 @@ class SchedulingQueue:
                     wait = remaining if wait is None else min(wait, remaining)
                 self._cond.wait(wait)
 
-    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, pod_scheduling_cycle: int,
+    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, pod_scheduling_cycle: int = 0,
                                          unschedulable_plugins: Iterable[str] = (), error: bool = False) -> None:
-        """After a failed cycle: to backoffQ if it errored or an event came meanwhile, else park it."""
+        """After a failed cycle: parked if the plugins rejected it and nothing that came meanwhile helps;
+        to backoffQ if such an event came, or if it failed with an error (``error``: plugins ignored)."""
         with self._cond:
             key = qp.pod.key
-            if self._where.get(key) != "flight":
-                return  # deleted, or re-added by an update while in flight
-            now = self.clock()
-            qp.unschedulable_plugins = frozenset(unschedulable_plugins)
-            qp.backoff_expiry = now + self.backoff_duration(qp)
-            if error or self._move_request_cycle >= pod_scheduling_cycle:
-                self._push_backoff(qp)
+            if self._where.get(key) != FLIGHT:
+                return  # deleted meanwhile
+            plugins = frozenset() if error else frozenset(unschedulable_plugins)
+            qp.unschedulable_plugins = plugins
+            if plugins:
+                qp.unschedulable_count += 1
+                qp.consecutive_errors = 0
             else:
-                qp.unschedulable_since = now
-                self._unschedulable[key] = qp
-                self._where[key] = "unschedulable"
+                qp.consecutive_errors += 1
+            qp.timestamp = self.clock()
+            qp.backoff_expiry = None
+            strategy = self._in_flight_strategy(qp)
+            del self._where[key]
+            self._requeue(qp, strategy, "ScheduleAttemptFailure")
+            self._in_flight.done(key)
 
     def done(self, key: str) -> None:
         """The pod's cycle is over (scheduled and bound, or handed back): forget it if it is still in flight."""
         with self._cond:
-            if self._where.get(key) == "flight":
+            if self._where.get(key) == FLIGHT:
                 del self._where[key]
                 self._info.pop(key, None)
+            self._in_flight.done(key)
 
     def flush_unschedulable_leftover(self) -> int:
-        """Retry the pods parked longer than ``UNSCHEDULABLE_TIMEOUT`` (kube runs this every 30 s)."""
+        """Retry the pods parked longer than ``max_in_unschedulable`` (kube runs this every 30 s)."""
         with self._cond:
             now = self.clock()
-            stale = [qp for qp in self._unschedulable.values() if now - qp.unschedulable_since > UNSCHEDULABLE_TIMEOUT]
-            for qp in stale:
-                del self._unschedulable[qp.pod.key]
-                self._requeue(qp, now)
-            return len(stale)
-
-    def flush_backoff_completed(self) -> int:
-        with self._cond:
-            return self._flush_backoff_completed_locked()
+            stale = [qp for qp in self._unschedulable.values() if now - qp.timestamp > self.max_in_unschedulable]
+            return self._move(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
 
     def close(self) -> None:
         with self._cond:
@@ -271,74 +202,173 @@ class SchedulingQueue:
 
     def backoff_duration(self, qp: QueuedPodInfo) -> float:
         """``initial * 2^(attempts-1)``, at most ``max`` (kube-scheduler's ``calculateBackoffDuration``)."""
+        if qp.attempts == 0:
+            return 0.0
         return exponential_delay(self.initial_backoff, qp.attempts - 1, self.max_backoff)
 
     def lengths(self) -> tuple[int, int, int]:
-        """``(active, backoff, unschedulable)``, for metrics and tests."""
+        """``(active, backoff, unschedulable)``, gated pods counted as unschedulable, for tests."""
         with self._cond:
-            return len(self._active), len(self._backoff), len(self._unschedulable)
+            return len(self._active), len(self._backoff) + len(self._error_backoff), len(self._unschedulable)
+
+    def pending_counts(self) -> dict[str, int]:
+        """kube's ``scheduler_pending_pods`` by queue: active, backoff, unschedulable and gated."""
+        with self._cond:
+            gated = sum(1 for qp in self._unschedulable.values() if qp.gated())
+            return {"active": len(self._active), "backoff": len(self._backoff) + len(self._error_backoff),
+                    "unschedulable": len(self._unschedulable) - gated, "gated": gated}
 
     def pending(self) -> dict[str, str]:
-        """Where each queued pod is, by key."""
+        """Where each queued pod is, by key (a gated pod is ``unschedulable``)."""
         with self._cond:
-            return {k: v for k, v in self._where.items() if v != "flight"}
+            return {k: v for k, v in self._where.items() if v != FLIGHT}
 
-    # internals
+    # internals (the lock is held)
 
-    def _interested(self, qp: QueuedPodInfo, event: ClusterEvent) -> bool:
-        if event == WILDCARD or not qp.unschedulable_plugins:
-            return True
-        for name in qp.unschedulable_plugins:
-            events = self.plugin_events.get(name)
-            if events is None or event in events or WILDCARD in events:
-                return True
-        return False
+    def _move(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> int:
+        """kube's ``movePodsToActiveOrBackoffQueue``: each parked pod the event can help leaves the parking."""
+        moved = 0
+        for qp in pods:
+            if qp.gated() and not any(e.matches(event) for e in qp.gating_events):
+                continue  # only its gate's events can let it in
+            strategy = self.hints.worth_requeuing(qp.pod, qp.unschedulable_plugins, event, old, new)
+            if strategy is Strategy.SKIP:
+                continue
+            del self._unschedulable[qp.pod.key]
+            del self._where[qp.pod.key]
+            moved += self._requeue(qp, strategy, event.label) != UNSCHEDULABLE
+        return moved
 
-    def _requeue(self, qp: QueuedPodInfo, now: float) -> None:
-        if qp.backoff_expiry > now:
-            self._push_backoff(qp)
-        else:
-            self._push_active(qp)
+    def _in_flight_strategy(self, qp: QueuedPodInfo) -> Strategy:
+        """Whether an event that came while ``qp`` was scheduled can help it (kube's
+        ``determineSchedulingHintForInFlightPod``)."""
+        if not qp.unschedulable_plugins:
+            return Strategy.AFTER_BACKOFF
+        for event, old, new in self._in_flight.since(qp.pod.key):
+            if self.hints.worth_requeuing(qp.pod, qp.unschedulable_plugins, event, old, new) is not Strategy.SKIP:
+                return Strategy.AFTER_BACKOFF
+        return Strategy.SKIP
 
-    def _push_active(self, qp: QueuedPodInfo) -> None:
+    def _requeue(self, qp: QueuedPodInfo, strategy: Strategy, event: str) -> str:
+        """Park, back off or activate ``qp`` (not in any queue now); returns where it went."""
+        if strategy is Strategy.SKIP:
+            self._park(qp)
+            return UNSCHEDULABLE
+        if self._backing_off(qp):
+            return BACKOFF if self._move_to_backoff(qp) else UNSCHEDULABLE
+        return ACTIVE if self._move_to_active(qp) else UNSCHEDULABLE
+
+    def _park(self, qp: QueuedPodInfo) -> None:
+        self._unschedulable[qp.pod.key] = qp
+        self._where[qp.pod.key] = UNSCHEDULABLE
+        self._info[qp.pod.key] = qp
+
+    def _run_pre_enqueue(self, qp: QueuedPodInfo) -> None:
+        """kube's ``runPreEnqueuePlugins``: the gating plugin first; the first refusal gates the pod."""
+        plugins = self.hints.pre_enqueue(qp.pod)
+        if not plugins:
+            qp.gating_plugin = ""
+            return
+        ordered = sorted(plugins, key=lambda p: p[0] != qp.gating_plugin)
+        for name, pre_enqueue in ordered:
+            status = pre_enqueue(pod=qp.pod)
+            if status is not None and not status.is_success():
+                qp.unschedulable_plugins = qp.unschedulable_plugins | {name}
+                qp.gating_plugin = name
+                qp.gating_events = self.hints.events_of(qp.pod, name)
+                return
+        qp.gating_plugin = ""
+        qp.gating_events = ()
+
+    def _gated(self, qp: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; a pod it holds is parked (unless it is queued already)."""
+        self._run_pre_enqueue(qp)
+        if qp.gated() and qp.pod.key not in self._where:
+            self._park(qp)
+        return qp.gated()
+
+    def _move_to_active(self, qp: QueuedPodInfo, from_backoff: bool = False) -> bool:
+        if not from_backoff and self._gated(qp):
+            return False
+        if qp.initial_attempt is None:
+            qp.initial_attempt = self.clock()
         heapq.heappush(self._active, qp)
-        self._where[qp.pod.key] = "active"
+        self._where[qp.pod.key] = ACTIVE
         self._info[qp.pod.key] = qp
         self._cond.notify()
+        return True
 
-    def _push_backoff(self, qp: QueuedPodInfo) -> None:
-        heapq.heappush(self._backoff, (qp.backoff_expiry, next(self._seq), qp))
-        self._where[qp.pod.key] = "backoff"
+    def _move_to_backoff(self, qp: QueuedPodInfo) -> bool:
+        if self._gated(qp):  # PreEnqueue runs on entering backoffQ, not again on leaving it
+            return False
+        heap = self._backoff if qp.unschedulable_plugins else self._error_backoff
+        heapq.heappush(heap, (self._expiry(qp), next(self._seq), qp))
+        self._where[qp.pod.key] = BACKOFF
         self._info[qp.pod.key] = qp
         self._cond.notify()
+        return True
+
+    def _remove_backoff(self, qp: QueuedPodInfo) -> None:
+        for name in ("_backoff", "_error_backoff"):
+            heap = getattr(self, name)
+            if any(e[2] is qp for e in heap):
+                setattr(self, name, [e for e in heap if e[2] is not qp])
+                heapq.heapify(getattr(self, name))
+
+    def _expiry(self, qp: QueuedPodInfo) -> float:
+        """The whole second the backoff ends in (kube aligns it to one-second windows)."""
+        if qp.backoff_expiry is None:
+            qp.backoff_expiry = float(math.floor(qp.timestamp + self.backoff_duration(qp)))
+        return qp.backoff_expiry
+
+    def _backing_off(self, qp: QueuedPodInfo) -> bool:
+        return qp.attempts > 0 and self._expiry(qp) >= math.floor(self.clock())
+
+    def _pop_backoff(self) -> QueuedPodInfo | None:
+        """activeQ is empty: the next pod rejected by plugins, its backoff cut short (PopFromBackoffQ)."""
+        if not self._backoff:
+            return None
+        return heapq.heappop(self._backoff)[2]
 
     def _flush_backoff_completed_locked(self) -> int:
-        now = self.clock()
+        window = math.floor(self.clock())
         moved = 0
-        while self._backoff and self._backoff[0][0] <= now:
-            _, _, qp = heapq.heappop(self._backoff)
-            self._push_active(qp)
-            moved += 1
+        for heap in (self._backoff, self._error_backoff):
+            while heap and heap[0][0] < window:
+                _, _, qp = heapq.heappop(heap)
+                del self._where[qp.pod.key]
+                moved += self._move_to_active(qp, from_backoff=True)
         return moved
 
     def _next_backoff_wait(self) -> float | None:
-        if not self._backoff:
+        heads = [heap[0][0] for heap in (self._backoff, self._error_backoff) if heap]
+        if not heads:
             return None
-        return max(self._backoff[0][0] - self.clock(), 0.001)
+        return max(min(heads) + 1 - self.clock(), 0.001)
 
-    def _update_locked(self, pod: PodInfo) -> None:
+    def _update_locked(self, pod: PodInfo, old: Any) -> None:
         key = pod.key
         qp = self._info.get(key)
         where = self._where.get(key)
-        if qp is None or where == "flight":
-            if where == "flight":
-                # changed during its cycle: queue the new version; the cycle's outcome is dropped
-                del self._where[key]
-                self._push_active(QueuedPodInfo(pod, self.clock(), self.less))
+        events = pod_events(old, pod.pod) if old is not None else []
+        if qp is None or where == FLIGHT:
+            # Being scheduled: the change is kept for when it fails (kube's addEventsIfPodInFlight).
+            for event in events:
+                self._in_flight.add(event, old, pod.pod)
             return
         qp.pod = pod
-        if where == "active":
+        if where == ACTIVE:
             heapq.heapify(self._active)
-        elif where == "unschedulable":
-            del self._unschedulable[key]
-            self._requeue(qp, self.clock())
+        elif where == BACKOFF:
+            self._remove_backoff(qp)
+            del self._where[key]
+            self._move_to_backoff(qp)
+        elif where == UNSCHEDULABLE:
+            for event in events:
+                strategy = self.hints.worth_requeuing(pod, qp.unschedulable_plugins, event, old, pod.pod)
+                if strategy is Strategy.SKIP:
+                    continue
+                del self._unschedulable[key]
+                del self._where[key]
+                if self._requeue(qp, strategy, event.label) != UNSCHEDULABLE:
+                    break

@@ -19,6 +19,7 @@ import logging
 import random
 import socket
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
+from componentbase_examples.scheduler.events import EVENT_ASSIGNED_POD_DELETE
 from componentbase_examples.scheduler.extender import (
     ExtenderError,
     bind_with_extenders,
@@ -40,8 +42,11 @@ from componentbase_examples.scheduler.extender import (
 )
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
+from componentbase_examples.scheduler.metrics import ERROR, SCHEDULED, SchedulerMetrics
+from componentbase_examples.scheduler.metrics import UNSCHEDULABLE as NO_FIT
 from componentbase_examples.scheduler.plugininformers import PluginInformers
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.queueing import QueueingHints
 from componentbase_examples.scheduler.snapshot import Snapshot
 from componentbase_examples.scheduler.workloads import workload_listers
 
@@ -86,8 +91,10 @@ class Scheduler:
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
-                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
+                                       max_backoff=float(cfg.pod_max_backoff_seconds), less=less,
+                                       hints=QueueingHints.from_frameworks(self.frameworks))
         plugin_informers.register(self.queue)
+        self.metrics = SchedulerMetrics(mgr.metrics, self.queue.pending_counts)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.algorithm.extenders = extenders_from_config(cfg)
         ignore_extender_resources(cfg, self.frameworks)
@@ -144,6 +151,7 @@ class Scheduler:
         qp = self.queue.pop(timeout)
         if qp is None:
             return False
+        start = time.monotonic()
         cycle = self.queue.scheduling_cycle
         pod = qp.pod
         fw = self.frameworks.get(pod.scheduler_name)
@@ -159,23 +167,23 @@ class Scheduler:
         try:
             result = self.algorithm.schedule_pod(fw, state, pod)
         except FitError as e:
-            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins)
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins, start=start)
             return True
         except NoNodesAvailable as e:
-            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), ())
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), (), start=start)
             return True
         except ExtenderError as e:  # a non-ignorable extender failed: kube's error, no traceback
-            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True, start=start)
             return True
         except Exception as e:  # a plugin's bug fails this attempt, not the scheduler
             log.exception("scheduling %s/%s failed", pod.namespace, pod.name)
-            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True, start=start)
             return True
         host = result.suggested_host
         try:
             self.snapshot.assume_pod(pod, host)
         except ValueError as e:
-            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
+            self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True, start=start)
             return True
         status = fw.run_reserve(state, pod, host)
         if status is None:
@@ -187,17 +195,18 @@ class Scheduler:
             point = "Reserve" if status.plugin in {n for n, _, _ in fw.reserve} else "Permit"
             reason = UNSCHEDULABLE if status.is_rejected() else SCHEDULER_ERROR
             self._failed(fw, qp, cycle, reason, _plugin_message(point, status), (status.plugin,),
-                         error=not status.is_rejected())
+                         error=not status.is_rejected(), start=start)
             return True
         assert self._workers is not None, "schedule_one runs inside run()"
-        self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host))
+        self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host, start))
         return True
 
     def _deposed(self) -> bool:
         """Whether this replica's work was told to stop or its writes are fenced: drop, do not retry."""
         return self._work_stop.is_set() or not self.mgr.fence.allows()
 
-    def _binding_cycle(self, fw: Framework, state: CycleState, qp: q.QueuedPodInfo, cycle: int, host: str) -> None:
+    def _binding_cycle(self, fw: Framework, state: CycleState, qp: q.QueuedPodInfo, cycle: int, host: str,
+                       start: float) -> None:
         pod = qp.pod
         if self._deposed():  # queued when leadership ended: dropped, never sent
             fw.run_unreserve(state, pod, host)
@@ -209,6 +218,7 @@ class Scheduler:
         status = fw.run_bind(state, pod, host, by_extenders)
         if status is None:
             self.queue.done(pod.key)
+            self.metrics.attempt(SCHEDULED, fw.profile_name, time.monotonic() - start)
             self.recorders[fw.profile_name].event(
                 pod.pod, events.NORMAL, "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {host}",
                 action="Binding")
@@ -219,18 +229,23 @@ class Scheduler:
             log.info("binding %s/%s to %s dropped: no longer the leader", pod.namespace, pod.name, host)
             self.queue.done(pod.key)
             return
-        self.queue.move_all_to_active_or_backoff(q.POD_DELETE)  # what it held is free again
+        # What it held is free again: as if the assumed pod were deleted.
+        assumed = {**pod.pod, "spec": {**pod.spec, "nodeName": host}}
+        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None)
         point = "Bind" if status.plugin in {n for n, _ in fw.bind} else "PreBind"
-        self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True)
+        self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True, start=start)
 
     def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
-                plugins: Iterable[str], error: bool = False) -> None:
+                plugins: Iterable[str], error: bool = False, start: float | None = None) -> None:
         """kube's ``handleSchedulingFailure``: requeue, record ``FailedScheduling``, set the pod's condition.
 
         A pod deleted meanwhile is dropped; one bound meanwhile (by someone else) is not retried and keeps
         its condition, but still gets the event that says this scheduler's binding failed.
         """
         pod = qp.pod
+        if start is not None:
+            result = ERROR if reason == SCHEDULER_ERROR else NO_FIT
+            self.metrics.attempt(result, fw.profile_name, time.monotonic() - start)
         cached = self.pods.get(f"{pod.namespace}/{pod.name}")
         if cached is None or (cached.get("metadata") or {}).get("uid") != (pod.pod.get("metadata") or {}).get("uid"):
             log.info("Pod %s/%s doesn't exist in informer cache; not retried", pod.namespace, pod.name)

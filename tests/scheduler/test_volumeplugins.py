@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 from componentbase_examples.scheduler import simulate
+from componentbase_examples.scheduler.events import ActionType, ClusterEvent
 from componentbase_examples.scheduler.framework import new_plugin_manager
 from componentbase_examples.scheduler.plugins.volumerestrictions import is_volume_conflict
 from componentbase_examples.scheduler.podinfo import PodInfo
-from componentbase_examples.scheduler.queue import ClusterEvent, SchedulingQueue
-from tests.scheduler.builders import default_config, node
+from componentbase_examples.scheduler.queue import SchedulingQueue
+from componentbase_examples.scheduler.queueing import QueueingHints
+from tests.scheduler.builders import Cluster, default_config, node
 from tests.scheduler.volume_builders import (
     HOSTNAME,
     VolumeCluster,
@@ -198,18 +200,18 @@ def test_dry_run_reads_storage_objects_and_holds_the_pvs_it_chooses(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("plugin", "event", "moves"), [
-    ("VolumeBinding", ClusterEvent("PersistentVolumeClaim", "Update"), True),
-    ("VolumeBinding", ClusterEvent("StorageClass", "Add"), True),
-    ("VolumeBinding", ClusterEvent("PersistentVolume", "Add"), True),
-    ("VolumeZone", ClusterEvent("PersistentVolume", "Update"), True),
-    ("VolumeRestrictions", ClusterEvent("Pod", "Delete"), True),
-    ("VolumeRestrictions", ClusterEvent("PersistentVolume", "Add"), False),
-    ("NodeVolumeLimits", ClusterEvent("CSINode", "Update"), True),
-    ("NodePorts", ClusterEvent("PersistentVolumeClaim", "Add"), False),
+    ("VolumeBinding", ClusterEvent("PersistentVolumeClaim", ActionType.UPDATE), True),
+    ("VolumeBinding", ClusterEvent("StorageClass", ActionType.ADD), True),
+    ("VolumeBinding", ClusterEvent("PersistentVolume", ActionType.ADD), True),
+    ("VolumeZone", ClusterEvent("PersistentVolume", ActionType.UPDATE), True),
+    ("VolumeRestrictions", ClusterEvent("Pod", ActionType.DELETE), True),
+    ("VolumeRestrictions", ClusterEvent("PersistentVolume", ActionType.ADD), False),
+    ("NodeVolumeLimits", ClusterEvent("CSINode", ActionType.UPDATE), True),
+    ("NodePorts", ClusterEvent("PersistentVolumeClaim", ActionType.ADD), False),
 ])
 def test_storage_events_retry_the_pods_the_volume_plugins_parked(plugin: str, event: ClusterEvent,
                                                                  moves: bool) -> None:
-    queue = SchedulingQueue(clock=lambda: 0.0)
+    queue = SchedulingQueue(clock=lambda: 0.0, hints=QueueingHints.from_frameworks(Cluster([]).frameworks))
     queue.add(PodInfo(pod_with("parked", "pvc")))
     qp = queue.pop(timeout=0)
     assert qp is not None

@@ -11,8 +11,9 @@ from componentbase import informers
 from componentbase_examples.scheduler.handlers import SchedulerHandlers
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.queue import SchedulingQueue
+from componentbase_examples.scheduler.queueing import QueueingHints
 from componentbase_examples.scheduler.snapshot import Snapshot
-from tests.scheduler.builders import node, pod
+from tests.scheduler.builders import Cluster, node, pod
 
 pytestmark = pytest.mark.unit
 
@@ -37,7 +38,8 @@ class Registrations:
 
 
 def _setup() -> tuple[Snapshot, SchedulingQueue, Registrations, Registrations]:
-    snapshot, queue = Snapshot(), SchedulingQueue(initial_backoff=1, max_backoff=1)
+    hints = QueueingHints.from_frameworks(Cluster([]).frameworks)
+    snapshot, queue = Snapshot(), SchedulingQueue(initial_backoff=1, max_backoff=1, hints=hints)
     pods, nodes = Registrations(), Registrations()
     SchedulerHandlers(snapshot, queue, {"default-scheduler"}).register(pods, nodes)  # type: ignore[arg-type]
     return snapshot, queue, pods, nodes
@@ -51,10 +53,10 @@ def _pod(name: str, **spec: Any) -> Obj:
     return p
 
 
-def _park(queue: SchedulingQueue, key: str) -> None:
+def _park(queue: SchedulingQueue, key: str, plugin: str = "NodeResourcesFit") -> None:
     qp = queue.pop(timeout=0)
     assert qp is not None and qp.pod.key == key
-    queue.add_unschedulable_if_not_present(qp, queue.scheduling_cycle, {"NodeResourcesFit"})
+    queue.add_unschedulable_if_not_present(qp, queue.scheduling_cycle, {plugin})
 
 
 def test_other_schedulers_and_finished_pods_are_ignored_and_bound_ones_counted() -> None:
@@ -76,11 +78,11 @@ def test_other_schedulers_and_finished_pods_are_ignored_and_bound_ones_counted()
     assert info.req_cpu == 0
 
 
-def test_status_only_updates_leave_a_parked_pod_parked_but_a_spec_change_retries_it() -> None:
+def test_status_only_updates_leave_a_parked_pod_parked_but_a_spec_change_its_hint_accepts_retries_it() -> None:
     _, queue, pods, _ = _setup()
     p = _pod("p")
     pods.deliver("add", None, p)
-    _park(queue, "uid-p")
+    _park(queue, "uid-p", "TaintToleration")
     patched = copy.deepcopy(p)
     patched["metadata"]["resourceVersion"] = "2"
     patched["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
@@ -88,7 +90,11 @@ def test_status_only_updates_leave_a_parked_pod_parked_but_a_spec_change_retries
     assert queue.pending() == {"uid-p": "unschedulable"}
     relabelled = copy.deepcopy(patched)
     relabelled["metadata"]["labels"] = {"app": "x"}
-    pods.deliver("update", patched, relabelled)
+    pods.deliver("update", patched, relabelled)  # a label TaintToleration does not care about
+    assert queue.pending() == {"uid-p": "unschedulable"}
+    tolerating = copy.deepcopy(relabelled)
+    tolerating["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    pods.deliver("update", relabelled, tolerating)
     assert queue.pending()["uid-p"] in ("active", "backoff")
 
 

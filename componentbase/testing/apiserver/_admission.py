@@ -2,13 +2,16 @@
 
 The ServiceAccount plugin's ``serviceAccountName: default``, DefaultTolerationSeconds' five-minute
 tolerations of not-ready and unreachable nodes, Priority's ``priority``/``preemptionPolicy``, the pod
-defaulter's requests copied from limits, and the ``qosClass`` PrepareForCreate computes. Controllers and
-schedulers read these back, so a pod stored here looks as it would on a cluster.
+defaulter's requests copied from limits, and what PrepareForCreate fills in: the ``qosClass``, and a gated
+pod's ``PodScheduled=False`` condition (reason ``SchedulingGated``). Controllers and schedulers read these
+back, so a pod stored here looks as it would on a cluster.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from ._wire import now_rfc3339
 
 __all__ = ["admit_pod"]
 
@@ -75,3 +78,9 @@ def admit_pod(pod: Obj) -> None:
     status = pod.get("status")
     if isinstance(status, dict):
         status["qosClass"] = qos_class(spec)
+        if spec.get("schedulingGates") and not any(
+                isinstance(c, dict) and c.get("type") == "PodScheduled" for c in status.get("conditions") or ()):
+            status["conditions"] = [*(status.get("conditions") or ()), {
+                "type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                "lastTransitionTime": now_rfc3339(), "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates"}]

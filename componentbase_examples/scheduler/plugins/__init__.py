@@ -14,6 +14,7 @@ from componentbase_examples.scheduler.plugins.nodeunschedulable import NodeUnsch
 from componentbase_examples.scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from componentbase_examples.scheduler.plugins.podtopologyspread import PodTopologySpread
 from componentbase_examples.scheduler.plugins.queuesort import PrioritySort
+from componentbase_examples.scheduler.plugins.schedulinggates import SchedulingGates
 from componentbase_examples.scheduler.plugins.tainttoleration import TaintToleration
 from componentbase_examples.scheduler.plugins.volumebinding import VolumeBinding
 from componentbase_examples.scheduler.plugins.volumerestrictions import VolumeRestrictions
@@ -22,6 +23,7 @@ from componentbase_examples.scheduler.plugins.volumezone import VolumeZone
 __all__ = ["DEFAULT_PLUGINS"]
 
 DEFAULT_PLUGINS: tuple[type, ...] = (
+    SchedulingGates,
     PrioritySort,
     NodeUnschedulable,
     NodeName,
