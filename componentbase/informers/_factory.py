@@ -35,6 +35,7 @@ RESOURCES: dict[str, ResourceMapping] = {
     "endpoints": _core("endpoints", "Endpoints"),
     "events": _core("events", "Event"),
     "leases": _core("leases", "Lease", group="coordination.k8s.io"),
+    "poddisruptionbudgets": _core("poddisruptionbudgets", "PodDisruptionBudget", group="policy"),
 }
 
 

@@ -39,6 +39,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("DefaultBinder", None),
 )

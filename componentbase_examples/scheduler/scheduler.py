@@ -19,7 +19,7 @@ import logging
 import random
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from componentbase import (
@@ -34,7 +34,9 @@ from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailabl
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
 from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
+from componentbase_examples.scheduler.nominator import Nominator, NominatorHandlers
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.preemption import Preemptor
 from componentbase_examples.scheduler.snapshot import Snapshot
 
 __all__ = ["SCHEDULER_ERROR", "UNSCHEDULABLE", "Scheduler", "run"]
@@ -67,16 +69,25 @@ class Scheduler:
         self.mgr = mgr
         self.snapshot = Snapshot()
         self.binder = APIBinder(mgr.client)
+        self.nominator = Nominator()
+        self.pdbs = mgr.cache.informer("poddisruptionbudgets")
+        preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(
-            cfg, registry, Handle(self.snapshot, binder=self.binder.bind))
+            cfg, registry, Handle(self.snapshot, binder=self.binder.bind, nominator=self.nominator,
+                                  pdbs=self.pdbs.list, preemptor=preemptor))
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
+        self.algorithm.nominator = self.nominator
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
-        SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
+        handlers = SchedulerHandlers(self.snapshot, self.queue, self.frameworks)
+        handlers.register(self.pods, self.nodes)
+        nominations = NominatorHandlers(self.nominator)
+        self.pods.add_event_handler(nominations.pending_added, nominations.pending_updated,
+                                    nominations.pending_deleted, filter=handlers.is_pending_for_us)
         # Events are not fenced: a child process sends them, and only the leader's work records any.
         self.broadcaster = events.EventBroadcaster(mgr.api_client, sink=event_sink)
         host = socket.gethostname() if hostname is None else hostname
@@ -139,7 +150,11 @@ class Scheduler:
         try:
             result = self.algorithm.schedule_pod(fw, state, pod)
         except FitError as e:
-            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins)
+            nominated = e.diagnosis.nominated_node_name
+            if nominated is not None:  # PostFilter (preemption) nominated the pod, or cleared its nomination
+                self.nominator.add(pod, nominated)
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins,
+                         nominated=nominated)
             return True
         except NoNodesAvailable as e:
             self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), ())
@@ -154,6 +169,7 @@ class Scheduler:
         except ValueError as e:
             self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True)
             return True
+        self.nominator.delete(pod.key)  # it runs where it was nominated to, or elsewhere
         status = fw.run_reserve(state, pod, host)
         if status is None:
             status = fw.run_permit(state, pod, host)
@@ -169,6 +185,17 @@ class Scheduler:
         assert self._workers is not None, "schedule_one runs inside run()"
         self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host))
         return True
+
+    def _submit(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the binder pool (the preemptor's API calls), or here outside ``run()``."""
+        if self._workers is None:
+            work()
+        else:
+            self._workers.submit(work)
+
+    def _retry_now(self, pod: PodInfo) -> None:
+        """A preemption's eviction failed: the preemptor must not wait for a deletion that will not come."""
+        self.queue.move_all_to_active_or_backoff(q.WILDCARD)
 
     def _deposed(self) -> bool:
         """Whether this replica's work was told to stop or its writes are fenced: drop, do not retry."""
@@ -199,7 +226,7 @@ class Scheduler:
         self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True)
 
     def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
-                plugins: Iterable[str], error: bool = False) -> None:
+                plugins: Iterable[str], error: bool = False, nominated: str | None = None) -> None:
         """kube's ``handleSchedulingFailure``: requeue, record ``FailedScheduling``, set the pod's condition.
 
         A pod deleted meanwhile is dropped; one bound meanwhile (by someone else) is not retried and keeps
@@ -227,14 +254,17 @@ class Scheduler:
             log.error("Error scheduling %s/%s, retrying: %s", pod.namespace, pod.name, message)
         recorder.event(cached, events.WARNING, "FailedScheduling", _truncate(message), action="Scheduling")
         condition = unschedulable_condition(cached, reason, message)
-        if condition is not None and self._workers is not None:
-            self._workers.submit(lambda: self._write_condition(cached, condition))
+        if nominated == ((cached.get("status") or {}).get("nominatedNodeName") or ""):
+            nominated = None  # kube's updatePod writes the nomination only when it changes
+        if (condition is not None or nominated is not None) and self._workers is not None:
+            self._workers.submit(lambda: self._write_condition(cached, condition, nominated))
 
-    def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
+    def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any] | None,
+                         nominated: str | None = None) -> None:
         if self._deposed():
             return
         try:
-            self.binder.patch_condition(pod, condition)
+            self.binder.patch_condition(pod, condition, nominated)
         except Exception as e:  # a conflict means the pod moved on (bound, changed): nothing to correct
             meta = pod.get("metadata") or {}
             log.log(logging.INFO if is_conflict(e) else logging.ERROR,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from componentbase_examples.scheduler.plugins.balancedallocation import NodeResourcesBalancedAllocation
 from componentbase_examples.scheduler.plugins.defaultbinder import DefaultBinder
+from componentbase_examples.scheduler.plugins.defaultpreemption import DefaultPreemption
 from componentbase_examples.scheduler.plugins.interpodaffinity import InterPodAffinity
 from componentbase_examples.scheduler.plugins.nodeaffinity import NodeAffinity
 from componentbase_examples.scheduler.plugins.nodename import NodeName
@@ -26,6 +27,7 @@ DEFAULT_PLUGINS: tuple[type, ...] = (
     NodeResourcesFit,
     PodTopologySpread,
     InterPodAffinity,
+    DefaultPreemption,
     NodeResourcesBalancedAllocation,
     DefaultBinder,
 )
