@@ -330,3 +330,22 @@ def test_args_from_the_config_decide_how_many_candidates_are_tried() -> None:
     plugin = w.fw.plugins["DefaultPreemption"]
     assert plugin.num_candidates(5) == 1
     assert w.attempt(preemptor())[0] in {f"n{i}" for i in range(5)}
+
+
+# --dry-run
+
+
+def test_the_simulation_evicts_the_victims_and_places_the_preemptor() -> None:
+    import io
+
+    from componentbase_examples.scheduler.simulate import simulate
+
+    out, err = io.StringIO(), io.StringIO()
+    pods = [placed("low", "n1", LOW), placed("mid", "n2", MID), preemptor("high"),
+            preemptor("polite", preemptionPolicy="Never")]
+    assert simulate(default_config(), registry(), [node("n1", cpu="1"), node("n2", cpu="1")], pods, out, err) == 0
+    lines = out.getvalue().splitlines()
+    assert "default/high -> n1 (preempted default/low)" in lines
+    assert "default/polite: 0/2 nodes are available: 2 Insufficient cpu. " \
+           "preemption: not eligible due to preemptionPolicy=Never.." in lines
+    assert "Scheduled 1 of 2 pods on 2 nodes; 1 unschedulable, 2 already bound, 1 preempted." in lines
