@@ -156,11 +156,12 @@ class DefaultPreemption(Plugin):
         pdbs = self.handle.pdbs() if self.handle.pdbs is not None else []
         offset = self.rng.randrange(len(potential))
         wanted = self.num_candidates(len(potential))
+        run = _DryRun(self.handle.framework, self.handle.snapshot, state, pod)
         clean: list[Candidate] = []
         violating: list[Candidate] = []
         for i in range(len(potential)):
             node = potential[(offset + i) % len(potential)]
-            found = self.select_victims_on_node(state, pod, node, pdbs)
+            found = self.select_victims_on_node(run, node, pdbs)
             if isinstance(found, Status):
                 dry_run[node.name] = found
                 continue
@@ -169,11 +170,11 @@ class DefaultPreemption(Plugin):
                 break
         return clean + violating[:wanted]  # kube keeps at most that many of each kind
 
-    def select_victims_on_node(self, state: CycleState, pod: PodInfo, node: NodeInfo,
-                               pdbs: list[dict[str, Any]]) -> Candidate | Status:
+    def select_victims_on_node(self, run: _DryRun, node: NodeInfo, pdbs: list[dict[str, Any]]) -> Candidate | Status:
         """kube's ``SelectVictimsOnNode``, on the live snapshot; the node is as it was on return."""
-        snapshot = self.handle.snapshot
-        potential = [p for p in node.pods.values() if p.priority < pod.priority]
+        snapshot = run.snapshot
+        priority = run.pod.priority
+        potential = [p for p in node.pods.values() if p.priority < priority]
         if not potential:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS, plugin=self.name)
         assumed = {p.key for p in potential if snapshot.is_assumed(p.key)}
@@ -182,7 +183,7 @@ class DefaultPreemption(Plugin):
             for p in potential:
                 snapshot.remove_pod(p.key)
                 removed[p.key] = p
-            status = self.run_filters(state, pod, node)
+            status = run.filter(node)
             if not status.is_success():
                 return status
             potential.sort(key=importance_key)
@@ -193,7 +194,7 @@ class DefaultPreemption(Plugin):
                 for p in group:
                     _put_back(snapshot, p, node.name, p.key in assumed)
                     del removed[p.key]
-                    if not self.run_filters(state, pod, node).is_success():
+                    if not run.filter(node).is_success():
                         snapshot.remove_pod(p.key)
                         removed[p.key] = p
                         victims.append(p)
@@ -204,34 +205,6 @@ class DefaultPreemption(Plugin):
         finally:
             for p in removed.values():
                 _put_back(snapshot, p, node.name, p.key in assumed)
-
-    def run_filters(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        """Whether ``pod`` passes the profile's filters on ``node`` as the snapshot now is: the PreFilters that
-        did not skip it are run again (their state may count the pods just removed), then the Filters."""
-        fw: Framework = self.handle.framework
-        skipped = state.get(SKIPPED_FILTERS)
-        cycle = dict(state)
-        if skipped is None or any(name not in skipped for name, _ in fw.pre_filter):
-            rerun = Framework(fw.profile_name, pre_filter=[(n, f) for n, f in fw.pre_filter
-                                                          if skipped is None or n not in skipped])
-            outcome = run_pre_filter(rerun, cycle, pod, self.handle.snapshot.nodes)
-            if isinstance(outcome, Status):
-                return outcome
-            more_skipped, narrowed, _ = outcome
-            skipped = (skipped or set()) | more_skipped
-            if narrowed is not None and node.name not in narrowed:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s)")
-        passed = [node]
-        rejected: dict[str, Status] = {}
-        for name, fn in fw.filter:
-            if skipped and name in skipped:
-                continue
-            passed = fn(state=cycle, pod=pod, nodes=passed, rejected=rejected)
-            if not passed:
-                status = rejected.get(node.name) or Status(Code.UNSCHEDULABLE, f"rejected by {name}")
-                status.plugin = status.plugin or name
-                return status
-        return Status(Code.SUCCESS)
 
     def prepare_candidate(self, candidate: Candidate, pod: PodInfo) -> None:
         """kube's ``prepareCandidate``: evict the victims and take the node from lower-priority nominees."""
@@ -251,6 +224,44 @@ class DefaultPreemption(Plugin):
         nominator = self.handle.nominator
         if nominator is not None:
             nominator.delete(pod.key)
+
+
+class _DryRun:
+    """One preemption's filter runs on single nodes: the PreFilters that did not skip the pod are run again
+    (their state may count the pods just removed), then the Filters that were not skipped."""
+
+    _SUCCESS = Status(Code.SUCCESS)
+
+    def __init__(self, fw: Framework, snapshot: Snapshot, state: CycleState, pod: PodInfo) -> None:
+        self.snapshot = snapshot
+        self.pod = pod
+        self.state = dict(state)
+        skipped: set[str] | None = state.get(SKIPPED_FILTERS)
+        self.pre_filter = Framework(fw.profile_name, pre_filter=[
+            (n, f) for n, f in fw.pre_filter if skipped is None or n not in skipped])
+        self.skipped = skipped or set()
+        self.filters = [(n, f) for n, f in fw.filter if n not in self.skipped]
+
+    def filter(self, node: NodeInfo) -> Status:
+        """Whether the pod passes on ``node`` as the snapshot now is."""
+        filters = self.filters
+        if self.pre_filter.pre_filter:
+            outcome = run_pre_filter(self.pre_filter, self.state, self.pod, self.snapshot.nodes)
+            if isinstance(outcome, Status):
+                return outcome
+            more_skipped, narrowed, _ = outcome
+            if narrowed is not None and node.name not in narrowed:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s)")
+            if more_skipped:
+                filters = [(n, f) for n, f in filters if n not in more_skipped]
+        passed = [node]
+        rejected: dict[str, Status] = {}
+        state, pod = self.state, self.pod
+        for name, fn in filters:
+            passed = fn(state=state, pod=pod, nodes=passed, rejected=rejected)
+            if not passed:
+                return rejected.get(node.name) or Status(Code.UNSCHEDULABLE, f"rejected by {name}", plugin=name)
+        return self._SUCCESS
 
 
 def _code(status: Status | None) -> Code | None:
