@@ -187,11 +187,30 @@ class SchedulingAlgorithm:
             diagnosis.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
             diagnosis.unschedulable_plugins.update(narrowing_plugins)
         filters = [(name, fn) for name, fn in fw.filter if name not in skipped]
+        nominated = self._nominated_node_fits(filters, state, pod, narrowed)
+        if nominated is not None:
+            return [nominated], diagnosis
         to_find = self.num_nodes_to_find(fw, len(nodes))
         feasible, processed = self._filter(filters, state, pod, nodes, to_find, diagnosis)
         if all_nodes:
             self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
+
+    def _nominated_node_fits(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo,
+                             narrowed: frozenset[str] | None) -> NodeInfo | None:
+        """kube's ``evaluateNominatedNode``: the node the pod preempted on, if it passes every filter now
+        (it is then chosen without searching or scoring the others)."""
+        name = self.nominator.node_of(pod.key) if self.nominator else ""
+        node = self.snapshot.get(name) if name else None
+        if node is None or (narrowed is not None and name not in narrowed):
+            return None
+        rejected: dict[str, Status] = {}
+        passed = [node]
+        for _, fn in filters:
+            passed = fn(state=state, pod=pod, nodes=passed, rejected=rejected)
+            if not passed:
+                return None
+        return node
 
     def _filter(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                 to_find: int, diagnosis: Diagnosis) -> tuple[list[NodeInfo], int]:

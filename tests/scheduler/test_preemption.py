@@ -349,3 +349,15 @@ def test_the_simulation_evicts_the_victims_and_places_the_preemptor() -> None:
     assert "default/polite: 0/2 nodes are available: 2 Insufficient cpu. " \
            "preemption: not eligible due to preemptionPolicy=Never.." in lines
     assert "Scheduled 1 of 2 pods on 2 nodes; 1 unschedulable, 2 already bound, 1 preempted." in lines
+
+
+def test_the_nominated_node_is_tried_first_and_taken_when_it_fits() -> None:
+    w = World([node("empty", cpu="8"), node("busy", cpu="2")], [placed("resident", "busy", HIGH)])
+    me = preemptor()
+    assert w.algorithm.schedule_pod(w.fw, {}, PodInfo(me)).suggested_host == "empty", "the emptier node scores"
+    w.nominator.add(PodInfo(me), "busy")
+    result = w.algorithm.schedule_pod(w.fw, {}, PodInfo(me))
+    assert (result.suggested_host, result.feasible_nodes) == ("busy", 1)
+    w.snapshot.add_pod(placed("filler", "busy", HIGH))
+    assert w.algorithm.schedule_pod(w.fw, {}, PodInfo(me)).suggested_host == "empty", \
+        "a nominated node that no longer fits is searched like the others"
