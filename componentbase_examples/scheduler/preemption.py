@@ -12,6 +12,7 @@ at once (kube activates it), so it does not wait for an event that will not come
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,10 +51,19 @@ class Preemptor:
         self.submit = submit
         self.recorder = recorder
         self.retry = retry
+        self._lock = threading.Lock()
+        self._running: set[str] = set()  # preemptors whose evictions are not all sent yet
+
+    def is_running(self, key: str) -> bool:
+        """Whether the evictions for this preemptor are still being sent (kube's ``IsPodRunningPreemption``):
+        it must not preempt again meanwhile."""
+        return key in self._running
 
     def preempt(self, preemptor: PodInfo, node_name: str, victims: Sequence[PodInfo]) -> None:
         """Evict ``victims`` so that ``preemptor`` fits on ``node_name`` (returns at once)."""
         if victims:
+            with self._lock:
+                self._running.add(preemptor.key)
             self.submit(lambda: self._evict_all(preemptor, node_name, victims))
 
     def clear_nominations(self, pods: Sequence[PodInfo]) -> None:
@@ -61,13 +71,17 @@ class Preemptor:
 
     def _evict_all(self, preemptor: PodInfo, node_name: str, victims: Sequence[PodInfo]) -> None:
         failed = False
-        for victim in victims:
-            try:
-                self.evict(preemptor, node_name, victim)
-            except BindError as e:
-                failed = True
-                log.error("Preempting %s/%s for %s/%s failed: %s", victim.namespace, victim.name,
-                          preemptor.namespace, preemptor.name, e)
+        try:
+            for victim in victims:
+                try:
+                    self.evict(preemptor, node_name, victim)
+                except BindError as e:
+                    failed = True
+                    log.error("Preempting %s/%s for %s/%s failed: %s", victim.namespace, victim.name,
+                              preemptor.namespace, preemptor.name, e)
+        finally:
+            with self._lock:
+                self._running.discard(preemptor.key)
         if failed:
             self.retry(preemptor)
 

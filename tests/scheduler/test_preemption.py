@@ -361,3 +361,64 @@ def test_the_nominated_node_is_tried_first_and_taken_when_it_fits() -> None:
     w.snapshot.add_pod(placed("filler", "busy", HIGH))
     assert w.algorithm.schedule_pod(w.fw, {}, PodInfo(me)).suggested_host == "empty", \
         "a nominated node that no longer fits is searched like the others"
+
+
+# the API side (preemption.Preemptor), with a binder that records its calls
+
+
+class _Binder:
+    def __init__(self, fail: dict[str, int] | None = None) -> None:
+        self.calls: list[tuple[str, str, Any]] = []
+        self.fail = fail or {}
+
+    def _maybe_fail(self, name: str) -> None:
+        from componentbase_examples.scheduler.binder import BindError
+
+        if name in self.fail:
+            raise BindError(f'pods "{name}" not found', self.fail[name])
+
+    def patch_status(self, pod: dict[str, Any], status: dict[str, Any], *, precondition: bool) -> None:
+        self.calls.append(("patch", pod["metadata"]["name"], status))
+        self._maybe_fail(pod["metadata"]["name"])
+
+    def delete_pod(self, pod: dict[str, Any]) -> None:
+        self.calls.append(("delete", pod["metadata"]["name"], None))
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str, str, str]] = []
+
+    def event(self, obj: dict[str, Any], type: str, reason: str, message: str, *, action: str = "",
+              related: dict[str, Any] | None = None) -> None:
+        self.events.append((obj["metadata"]["name"], reason, message, action, (related or {})["metadata"]["name"]))
+
+
+def test_victims_get_the_condition_then_the_delete_then_the_event() -> None:
+    from componentbase_examples.scheduler.preemption import Preemptor
+
+    binder, recorder, queued, retried = _Binder(fail={"gone": 404}), _Recorder(), [], []
+    api = Preemptor(binder, queued.append, lambda name: recorder, retried.append)  # type: ignore[arg-type]
+    me = PodInfo(preemptor())
+    api.preempt(me, "n1", [PodInfo(placed("v1", "n1", LOW)), PodInfo(placed("gone", "n1", LOW))])
+    assert api.is_running(me.key), "until its evictions are sent, the preemptor must not preempt again"
+    queued.pop()()
+    assert not api.is_running(me.key)
+    condition = binder.calls[0][2]["conditions"][0]
+    assert (condition["type"], condition["status"], condition["reason"], condition["message"]) == (
+        "DisruptionTarget", "True", "PreemptionByScheduler",
+        "default-scheduler: preempting to accommodate a higher priority pod")
+    assert [(c[0], c[1]) for c in binder.calls] == [("patch", "v1"), ("delete", "v1"), ("patch", "gone")]
+    assert recorder.events == [("v1", "Preempted", "Preempted by pod uid-p on node n1", "Preempting", "p")]
+    assert retried == [], "a victim already gone is not a failure"
+
+
+def test_a_failed_eviction_retries_the_preemptor_at_once() -> None:
+    from componentbase_examples.scheduler.preemption import Preemptor
+
+    binder, retried = _Binder(fail={"v1": 500}), []
+    api = Preemptor(binder, lambda work: work(), lambda name: _Recorder(), retried.append)  # type: ignore[arg-type]
+    me = PodInfo(preemptor())
+    api.preempt(me, "n1", [PodInfo(placed("v1", "n1", LOW))])
+    assert [p.name for p in retried] == ["p"]
+    assert [c[0] for c in binder.calls] == ["patch"], "no delete without the condition"

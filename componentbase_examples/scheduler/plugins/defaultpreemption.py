@@ -61,6 +61,7 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
+RUNNING = "waiting for the preemption for this pod to be finished"
 
 
 @attrs.define(kw_only=True)
@@ -129,6 +130,9 @@ class DefaultPreemption(Plugin):
         """kube's ``PodEligibleToPreemptOthers``."""
         if pod.spec.get("preemptionPolicy") == "Never":
             return False, NEVER
+        running = getattr(self.handle.preemptor, "is_running", None)
+        if running is not None and running(pod.key):  # kube keeps such a pod out of the active queue
+            return False, RUNNING
         nominated = self._nominated_node(pod)
         if not nominated or _code(statuses.status_of(nominated)) == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return True, ""
