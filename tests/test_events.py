@@ -44,6 +44,18 @@ def test_an_event_as_kube_writes_it(kube_client: client.ApiClient, broadcaster: 
 
 
 @pytest.mark.integration
+def test_a_related_object_is_referenced(kube_client: client.ApiClient, broadcaster: EventBroadcaster) -> None:
+    preemptor = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "big", "namespace": "default", "uid": "u-2"}}
+    broadcaster.new_recorder("default-scheduler").event(POD, "Normal", "Preempted", "Preempted by pod u-2 on node n1",
+                                                        action="Preempting", related=preemptor)
+    assert broadcaster.flush(5)
+    [event] = list_events(kube_client)
+    assert event["related"] == {"kind": "Pod", "namespace": "default", "name": "big", "uid": "u-2",
+                                "apiVersion": "v1"}
+    assert event["action"] == "Preempting"
+
+
+@pytest.mark.integration
 def test_eventf_formats_and_cluster_scoped_objects_go_to_default(kube_client: client.ApiClient,
                                                                   broadcaster: EventBroadcaster) -> None:
     node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1", "uid": "u-n1"}}

@@ -15,6 +15,7 @@ do not take the component's GIL.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -63,10 +64,12 @@ class EventRecorder:
         self.component = component
         self.host = host
 
-    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str, *, action: str = "") -> None:
+    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str, *, action: str = "",
+              related: Mapping[str, Any] | None = None) -> None:
         """Queue an Event about ``obj`` (an object dict or an ObjectReference); never blocks.
 
-        ``action`` is what the component did or failed to do (kube-scheduler's ``Binding``, ``Scheduling``).
+        ``action`` is what the component did or failed to do (kube-scheduler's ``Binding``, ``Scheduling``);
+        ``related`` is a second object the event is about (the preemptor of a ``Preempted`` pod).
         """
         if type not in (NORMAL, WARNING):
             log.error("Unsupported event type: %r (want Normal or Warning); event %s dropped", type, reason)
@@ -94,6 +97,9 @@ class EventRecorder:
         }
         if action:
             event["action"] = action
+        if related is not None:
+            with contextlib.suppress(ValueError):
+                event["related"] = object_reference(related)
         self.broadcaster.submit(event, now)
 
     def eventf(self, obj: Mapping[str, Any], type: str, reason: str, fmt: str, *args: Any, action: str = "") -> None:

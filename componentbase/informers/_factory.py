@@ -42,6 +42,7 @@ RESOURCES: dict[str, ResourceMapping] = {
     "persistentvolumes": _core("persistentvolumes", "PersistentVolume", namespaced=False),
     "storageclasses": _core("storageclasses", "StorageClass", namespaced=False, group="storage.k8s.io"),
     "csinodes": _core("csinodes", "CSINode", namespaced=False, group="storage.k8s.io"),
+    "poddisruptionbudgets": _core("poddisruptionbudgets", "PodDisruptionBudget", group="policy"),
 }
 
 

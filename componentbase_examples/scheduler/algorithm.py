@@ -6,12 +6,13 @@ shortcut, weighted normalized scores, the reservoir tie-break among the top scor
 message, reasons histogrammed and sorted as strings (so ``10 Insufficient cpu`` sorts before ``2 ...``).
 Filtering runs the plugins in batches over a chunk of nodes; the chunk is cut afterwards exactly where
 the node-by-node search would have stopped, so the result and the next start index are upstream's.
-Preemption is not implemented: with no PostFilter plugin the message ends after the filter reasons,
-exactly as kube-scheduler prints it without one.
+PostFilter (DefaultPreemption) runs when no node fits, its message joining the FitError; the pods nominated
+to nodes of the pod's priority or higher count on their nodes while it is filtered (``nominator``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Sequence
 from itertools import repeat
@@ -23,12 +24,16 @@ import attrs
 from componentbase_examples.scheduler.extender import HTTPExtender, add_extender_scores, filter_with_extenders
 from componentbase_examples.scheduler.framework import (
     MAX_NODE_SCORE,
+    SKIPPED_FILTERS,
     Code,
     CycleState,
     Framework,
+    NodeToStatus,
+    PostFilterResult,
     PreFilterResult,
     Status,
 )
+from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
 
@@ -64,6 +69,8 @@ class Diagnosis:
     unschedulable_plugins: set[str] = attrs.field(factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    #: What PostFilter decided of the pod's nomination: a node, ``""`` to clear it, ``None`` to leave it.
+    nominated_node_name: str | None = None
 
 
 class FitError(Exception):
@@ -93,7 +100,7 @@ class FitError(Exception):
             if histogram:
                 text += f" {', '.join(histogram)}."
         if d.post_filter_msg:
-            text += f" {d.post_filter_msg}"
+            text += f" {d.post_filter_msg}."  # kube's separator, after a message that may end in "." itself
         return text
 
 
@@ -115,6 +122,8 @@ class SchedulingAlgorithm:
         self.rng = rng or random.Random()
         #: The config's HTTP extenders: they filter after the plugins and add to the plugins' scores.
         self.extenders: list[HTTPExtender] = []
+        #: Pods nominated by preemption; they count on their nodes while lower or equal pods are filtered.
+        self.nominator: Nominator | None = None
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """The node for ``pod``; raises ``FitError`` (or ``NoNodesAvailable``). Holds the snapshot's lock."""
@@ -122,10 +131,12 @@ class SchedulingAlgorithm:
             nodes = self.snapshot.nodes
             if not nodes:
                 raise NoNodesAvailable()
-            feasible, diagnosis = self.find_nodes_that_fit(fw, state, pod, nodes)
-            if not feasible:
-                self._post_filter(fw, state, pod, diagnosis)
-                raise FitError(pod, len(nodes), diagnosis)
+            nominated = self.nominator.placed(self.snapshot, pod) if self.nominator else contextlib.nullcontext()
+            with nominated:
+                feasible, diagnosis = self.find_nodes_that_fit(fw, state, pod, nodes)
+                if not feasible:
+                    self._post_filter(fw, state, pod, diagnosis)
+                    raise FitError(pod, len(nodes), diagnosis)
             evaluated = len(feasible) + len(diagnosis.node_to_status)
             if len(feasible) == 1:
                 return ScheduleResult(feasible[0].name, evaluated, 1)
@@ -133,13 +144,25 @@ class SchedulingAlgorithm:
             return ScheduleResult(feasible[self.select(totals)].name, evaluated, len(feasible))
 
     def _post_filter(self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis) -> None:
-        messages = []
+        """kube's ``RunPostFilterPlugins``: the first success or unresolvable verdict ends it; rejections'
+        messages add up; the last nomination decided stands."""
+        if not fw.post_filter:
+            return
+        statuses = NodeToStatus(diagnosis.node_to_status, diagnosis.absent_status)
+        messages: list[str] = []
         for _, post_filter in fw.post_filter:
-            result = post_filter(state=state, pod=pod, statuses=diagnosis.node_to_status)
-            if isinstance(result, Status):
-                if result.is_success():
-                    break
-                messages.append(result.message())
+            result = post_filter(state=state, pod=pod, statuses=statuses)
+            status = result.status if isinstance(result, PostFilterResult) else result
+            if isinstance(result, PostFilterResult) and result.nominated_node_name is not None:
+                diagnosis.nominated_node_name = result.nominated_node_name
+            if not isinstance(status, Status):
+                continue
+            if status.is_success():
+                messages = []
+                break
+            messages.append(status.message())
+            if not status.is_rejected() or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                break
         diagnosis.post_filter_msg = ", ".join(m for m in messages if m)
 
     def num_nodes_to_find(self, fw: Framework, num_nodes: int) -> int:
@@ -161,6 +184,7 @@ class SchedulingAlgorithm:
                 diagnosis.unschedulable_plugins.add(outcome.plugin)
             return [], diagnosis
         skipped, narrowed, narrowing_plugins = outcome
+        state[SKIPPED_FILTERS] = skipped
         nodes = all_nodes
         if narrowed is not None:
             by_name = {n.name: n for n in all_nodes}
@@ -169,6 +193,9 @@ class SchedulingAlgorithm:
             diagnosis.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
             diagnosis.unschedulable_plugins.update(narrowing_plugins)
         filters = [(name, fn) for name, fn in fw.filter if name not in skipped]
+        nominated = self._nominated_node_fits(filters, state, pod, narrowed)
+        if nominated is not None:
+            return [nominated], diagnosis
         to_find = self.num_nodes_to_find(fw, len(nodes))
         feasible, processed = self._filter(filters, state, pod, nodes, to_find, diagnosis)
         if all_nodes:
@@ -177,6 +204,22 @@ class SchedulingAlgorithm:
             feasible = filter_with_extenders(self.extenders, pod, feasible, diagnosis.node_to_status,
                                              diagnosis.unschedulable_plugins)
         return feasible, diagnosis
+
+    def _nominated_node_fits(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo,
+                             narrowed: frozenset[str] | None) -> NodeInfo | None:
+        """kube's ``evaluateNominatedNode``: the node the pod preempted on, if it passes every filter now
+        (it is then chosen without searching or scoring the others)."""
+        name = self.nominator.node_of(pod.key) if self.nominator else ""
+        node = self.snapshot.get(name) if name else None
+        if node is None or (narrowed is not None and name not in narrowed):
+            return None
+        rejected: dict[str, Status] = {}
+        passed = [node]
+        for _, fn in filters:
+            passed = fn(state=state, pod=pod, nodes=passed, rejected=rejected)
+            if not passed:
+                return None
+        return node
 
     def _filter(self, filters: list[tuple[str, Any]], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                 to_find: int, diagnosis: Diagnosis) -> tuple[list[NodeInfo], int]:

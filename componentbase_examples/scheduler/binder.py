@@ -49,34 +49,45 @@ class APIBinder:
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": pod.name, "namespace": pod.namespace, **_uid(pod.pod)},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        try:
-            # The binding we build needs no pydantic V1Binding per pod: ~0.05 ms of the scheduler's GIL each.
-            with observe_request(self.api_client, "POST") as obs:
-                obs.response(componentbase.client.request(
-                    self.api_client, "POST", "/api/v1/namespaces/{namespace}/pods/{name}/binding",
-                    path_params={"namespace": pod.namespace, "name": pod.name}, body=body,
-                    timeout=self.request_timeout)).read()
-        except Exception as err:  # ApiException, or a transport error: the binding cycle fails
-            raise _message(err) from None
+        # The binding we build needs no pydantic V1Binding per pod: ~0.05 ms of the scheduler's GIL each.
+        self._call("POST", "/api/v1/namespaces/{namespace}/pods/{name}/binding",
+                   {"namespace": pod.namespace, "name": pod.name}, body)
 
-    def patch_condition(self, pod: Mapping[str, Any], condition: Mapping[str, Any]) -> None:
-        """Strategic-merge ``condition`` into the pod's status (conditions merge by ``type``).
+    def patch_condition(self, pod: Mapping[str, Any], condition: Mapping[str, Any] | None,
+                        nominated_node_name: str | None = None) -> None:
+        """Strategic-merge ``condition`` into the pod's status (conditions merge by ``type``), and set
+        ``status.nominatedNodeName`` (``""`` clears it) unless that is None.
 
         The patch carries the pod's resourceVersion: if the pod changed since (bound meanwhile, or this
         very condition already written from a fresher copy), the server answers 409 and nothing is lost.
         """
+        status: dict[str, Any] = {"conditions": [dict(condition)]} if condition is not None else {}
+        if nominated_node_name is not None:
+            status["nominatedNodeName"] = nominated_node_name or None
+        self.patch_status(pod, status, precondition=True)
+
+    def patch_status(self, pod: Mapping[str, Any], status: Mapping[str, Any], *, precondition: bool) -> None:
+        """Strategic-merge ``status`` into the pod's; with ``precondition``, only if its resourceVersion is
+        still the one ``pod`` carries."""
         meta = pod.get("metadata") or {}
-        body: dict[str, Any] = {"status": {"conditions": [dict(condition)]}}
-        if meta.get("resourceVersion"):
+        body: dict[str, Any] = {"status": dict(status)}
+        if precondition and meta.get("resourceVersion"):
             body["metadata"] = {"resourceVersion": meta["resourceVersion"]}
+        self._call("PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status", meta, body,
+                   "application/strategic-merge-patch+json")
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        """Delete the pod gracefully (its own grace period), as kube's ``util.DeletePod``."""
+        self._call("DELETE", "/api/v1/namespaces/{namespace}/pods/{name}", pod.get("metadata") or {}, None)
+
+    def _call(self, method: str, path: str, meta: Mapping[str, Any], body: Any, content_type: str = "") -> None:
+        params = {"namespace": meta.get("namespace") or "default", "name": meta.get("name", "")}
         try:
-            with observe_request(self.api_client, "PATCH") as obs:
+            with observe_request(self.api_client, method) as obs:
                 obs.response(componentbase.client.request(
-                    self.api_client, "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status",
-                    path_params={"namespace": meta.get("namespace") or "default", "name": meta.get("name", "")},
-                    body=body, content_type="application/strategic-merge-patch+json",
-                    timeout=self.request_timeout)).read()
-        except Exception as err:
+                    self.api_client, method, path, path_params=params, body=body,
+                    content_type=content_type or None, timeout=self.request_timeout)).read()
+        except Exception as err:  # ApiException, or a transport error
             raise _message(err) from None
 
 

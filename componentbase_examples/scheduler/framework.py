@@ -33,12 +33,16 @@ from componentbase_examples.scheduler.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
     SKIP,
+    SKIPPED_FILTERS,
     Code,
     CycleState,
+    NodeToStatus,
+    PostFilterResult,
     PreFilterResult,
     SchedulerHooks,
     Status,
 )
+from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
 
@@ -47,12 +51,15 @@ __all__ = [
     "EXTENSION_POINTS",
     "MAX_NODE_SCORE",
     "SKIP",
+    "SKIPPED_FILTERS",
     "Code",
     "CycleState",
     "Framework",
     "Handle",
+    "NodeToStatus",
     "Plugin",
     "PluginEntry",
+    "PostFilterResult",
     "PreFilterResult",
     "Registry",
     "RegistryError",
@@ -85,6 +92,14 @@ class Handle:
     informer: Callable[[str, str], Any] | None = None
     #: The API client for a plugin's own writes (kube's ``ClientSet``): the scheduler's fenced client.
     client: Any = None
+    #: The pods nominated to nodes by preemption (one per scheduler, shared by its profiles).
+    nominator: Nominator | None = None
+    #: The cluster's policy/v1 PodDisruptionBudgets, as the API's JSON (the scheduler's informer cache).
+    pdbs: Callable[[], list[dict[str, Any]]] | None = None
+    #: Carries out a preemption (``preemption.Preemptor``); without one, a PostFilter only nominates.
+    preemptor: Any = None
+    #: This profile's ``Framework``, set once it is built (preemption re-runs its filters).
+    framework: Any = None
 
 
 class Plugin:
@@ -307,6 +322,8 @@ def build_framework(profile_name: str, enabled: Mapping[str, Sequence[tuple[str,
     ``args`` maps a plugin name to its decoded args.
     """
     fw = Framework(profile_name, percentage_of_nodes_to_score)
+    if handle.framework is None:
+        handle.framework = fw
     for point in EXTENSION_POINTS:
         for name, _ in enabled.get(point, ()):
             if name not in fw.plugins:

@@ -20,8 +20,11 @@ __all__ = [
     "EXTENSION_POINTS",
     "MAX_NODE_SCORE",
     "SKIP",
+    "SKIPPED_FILTERS",
     "Code",
     "CycleState",
+    "NodeToStatus",
+    "PostFilterResult",
     "PreFilterResult",
     "SchedulerHooks",
     "Status",
@@ -31,6 +34,8 @@ MAX_NODE_SCORE = 100
 
 #: Per-cycle scratch space shared by a profile's plugins; each keys its data by its own name.
 CycleState = dict[str, Any]
+#: The key under which the cycle's state holds the names of the plugins whose Filter PreFilter skipped.
+SKIPPED_FILTERS = "framework/skippedFilters"
 
 
 class Code(enum.IntEnum):
@@ -80,6 +85,26 @@ class PreFilterResult:
     node_names: frozenset[str] | None = None
 
 
+class NodeToStatus(dict[str, "Status"]):
+    """Filter's verdict per rejected node; ``absent`` is that of the nodes not listed (PreFilter left them out)."""
+
+    def __init__(self, statuses: Mapping[str, Status] | None = None, absent: Status | None = None) -> None:
+        super().__init__(statuses or {})
+        self.absent = absent
+
+    def status_of(self, node_name: str) -> Status | None:
+        return self.get(node_name, self.absent)
+
+
+@attrs.frozen
+class PostFilterResult:
+    """What a PostFilter plugin decided: its ``Status`` and the node the pod is nominated to (``""`` clears
+    the nomination, ``None`` leaves it as it is), kube's ``PostFilterResult``."""
+
+    status: Status
+    nominated_node_name: str | None = None
+
+
 class SchedulerHooks:
     """The extension points. Batch hooks get ``nodes`` (a list of ``NodeInfo``) and must keep their order."""
 
@@ -109,8 +134,9 @@ class SchedulerHooks:
         """Return the nodes that fit, in order; record each other node's ``Status`` in ``rejected[name]``."""
 
     @componentbase.hookspec
-    def scheduler_post_filter(self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]) -> Any:
-        """After the pod fit nowhere (preemption's place); a ``Status`` message joins the FitError."""
+    def scheduler_post_filter(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus) -> Any:
+        """After the pod fit nowhere (preemption's place): a ``Status`` or a ``PostFilterResult``; a rejection's
+        message joins the FitError, a success ends PostFilter."""
 
     @componentbase.hookspec
     def scheduler_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:

@@ -20,7 +20,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from componentbase import (
@@ -33,7 +33,7 @@ from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
-from componentbase_examples.scheduler.events import EVENT_ASSIGNED_POD_DELETE
+from componentbase_examples.scheduler.events import EVENT_ASSIGNED_POD_DELETE, EVENT_FORCE_ACTIVATE
 from componentbase_examples.scheduler.extender import (
     ExtenderError,
     bind_with_extenders,
@@ -44,8 +44,10 @@ from componentbase_examples.scheduler.framework import CycleState, Framework, Ha
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.metrics import ERROR, SCHEDULED, SchedulerMetrics
 from componentbase_examples.scheduler.metrics import UNSCHEDULABLE as NO_FIT
+from componentbase_examples.scheduler.nominator import Nominator, NominatorHandlers
 from componentbase_examples.scheduler.plugininformers import PluginInformers
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.preemption import Preemptor
 from componentbase_examples.scheduler.queueing import QueueingHints
 from componentbase_examples.scheduler.snapshot import Snapshot
 from componentbase_examples.scheduler.workloads import workload_listers
@@ -82,11 +84,16 @@ class Scheduler:
         self.binder = APIBinder(mgr.client)
         # Namespace labels for InterPodAffinity's namespaceSelector, read from the cache when a term is matched;
         # the objects selecting pods for PodTopologySpread's default constraints (workloads.py); the informers
-        # plugins ask for when they are built (plugininformers.py: the volume plugins' storage kinds).
+        # plugins ask for when they are built (plugininformers.py: the volume plugins' storage kinds); the
+        # pods preemption nominated, the PodDisruptionBudgets it respects, and what carries it out.
         self.namespaces = mgr.cache.namespaces()
         plugin_informers = PluginInformers(mgr)
+        self.nominator = Nominator()
+        self.pdbs = mgr.cache.informer("poddisruptionbudgets")
+        preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now)
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
-                        workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client)
+                        workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client,
+                        nominator=self.nominator, pdbs=self.pdbs.list, preemptor=preemptor)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
@@ -98,9 +105,14 @@ class Scheduler:
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.algorithm.extenders = extenders_from_config(cfg)
         ignore_extender_resources(cfg, self.frameworks)
+        self.algorithm.nominator = self.nominator
         self.pods = mgr.cache.pods()
         self.nodes = mgr.cache.nodes()
-        SchedulerHandlers(self.snapshot, self.queue, self.frameworks).register(self.pods, self.nodes)
+        handlers = SchedulerHandlers(self.snapshot, self.queue, self.frameworks)
+        handlers.register(self.pods, self.nodes)
+        nominations = NominatorHandlers(self.nominator)
+        self.pods.add_event_handler(nominations.pending_added, nominations.pending_updated,
+                                    nominations.pending_deleted, filter=handlers.is_pending_for_us)
         # Events are not fenced: a child process sends them, and only the leader's work records any.
         self.broadcaster = events.EventBroadcaster(mgr.api_client, sink=event_sink)
         host = socket.gethostname() if hostname is None else hostname
@@ -167,7 +179,11 @@ class Scheduler:
         try:
             result = self.algorithm.schedule_pod(fw, state, pod)
         except FitError as e:
-            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins, start=start)
+            nominated = e.diagnosis.nominated_node_name
+            if nominated is not None:  # PostFilter (preemption) nominated the pod, or cleared its nomination
+                self.nominator.add(pod, nominated)
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), e.diagnosis.unschedulable_plugins, start=start,
+                         nominated=nominated)
             return True
         except NoNodesAvailable as e:
             self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), (), start=start)
@@ -185,6 +201,7 @@ class Scheduler:
         except ValueError as e:
             self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True, start=start)
             return True
+        self.nominator.delete(pod.key)  # it runs where it was nominated to, or elsewhere
         status = fw.run_reserve(state, pod, host)
         if status is None:
             status = fw.run_permit(state, pod, host)
@@ -200,6 +217,17 @@ class Scheduler:
         assert self._workers is not None, "schedule_one runs inside run()"
         self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host, start))
         return True
+
+    def _submit(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the binder pool (the preemptor's API calls), or here outside ``run()``."""
+        if self._workers is None:
+            work()
+        else:
+            self._workers.submit(work)
+
+    def _retry_now(self, pod: PodInfo) -> None:
+        """A preemption's eviction failed: the preemptor must not wait for a deletion that will not come."""
+        self.queue.move_all_to_active_or_backoff(EVENT_FORCE_ACTIVATE, None, pod.pod)  # this pod only
 
     def _deposed(self) -> bool:
         """Whether this replica's work was told to stop or its writes are fenced: drop, do not retry."""
@@ -236,7 +264,8 @@ class Scheduler:
         self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True, start=start)
 
     def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
-                plugins: Iterable[str], error: bool = False, start: float | None = None) -> None:
+                plugins: Iterable[str], error: bool = False, start: float | None = None,
+                nominated: str | None = None) -> None:
         """kube's ``handleSchedulingFailure``: requeue, record ``FailedScheduling``, set the pod's condition.
 
         A pod deleted meanwhile is dropped; one bound meanwhile (by someone else) is not retried and keeps
@@ -267,14 +296,17 @@ class Scheduler:
             log.error("Error scheduling %s/%s, retrying: %s", pod.namespace, pod.name, message)
         recorder.event(cached, events.WARNING, "FailedScheduling", _truncate(message), action="Scheduling")
         condition = unschedulable_condition(cached, reason, message)
-        if condition is not None and self._workers is not None:
-            self._workers.submit(lambda: self._write_condition(cached, condition))
+        if nominated == ((cached.get("status") or {}).get("nominatedNodeName") or ""):
+            nominated = None  # kube's updatePod writes the nomination only when it changes
+        if (condition is not None or nominated is not None) and self._workers is not None:
+            self._workers.submit(lambda: self._write_condition(cached, condition, nominated))
 
-    def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any]) -> None:
+    def _write_condition(self, pod: dict[str, Any], condition: dict[str, Any] | None,
+                         nominated: str | None = None) -> None:
         if self._deposed():
             return
         try:
-            self.binder.patch_condition(pod, condition)
+            self.binder.patch_condition(pod, condition, nominated)
         except Exception as e:  # a conflict means the pod moved on (bound, changed): nothing to correct
             meta = pod.get("metadata") or {}
             log.log(logging.INFO if is_conflict(e) else logging.ERROR,

@@ -4,7 +4,9 @@ The pods are queued and popped in the profiles' QueueSort order (priority first,
 runs the profile named by its ``schedulerName`` through the same algorithm and plugins as in a cluster,
 and each placement is assumed and bound in the snapshot, so it counts against its node for the pods
 after it. Pods that already name a node count there from the start. Ties break with a fixed seed, so
-the same input always gives the same placements.
+the same input always gives the same placements. A pod that preempts others (DefaultPreemption) has its
+victims removed at once, as if they ended their grace period there and then, and is placed on the node
+it was nominated to.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pluggy
 from componentbase_examples.scheduler import config, manifests, profiles
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
 from componentbase_examples.scheduler.framework import Framework, Handle, Registry, RegistryError, Status
+from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.plugins.volumes import StaticStore
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.queue import SchedulingQueue
@@ -56,7 +59,9 @@ def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: 
     stores: dict[str, StaticStore] = {}
     for obj in storage:
         stores.setdefault(obj["kind"], StaticStore()).put(obj)
-    handle = Handle(snapshot, binder=_bound, informer=lambda _, kind: stores.setdefault(kind, StaticStore()))
+    evictions = _Evictions(snapshot)
+    handle = Handle(snapshot, binder=_bound, informer=lambda _, kind: stores.setdefault(kind, StaticStore()),
+                    nominator=Nominator(), preemptor=evictions)
     try:
         frameworks = profiles.build_frameworks(cfg, registry, handle)
     except (profiles.ProfileError, ValueError, TypeError) as e:
@@ -78,7 +83,7 @@ def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: 
             out.write(f"{info.namespace}/{info.name}: already bound to {info.node_name}\n")
         else:
             queue.add(info)
-    scheduled = failed = 0
+    scheduled = failed = preempted = 0
     reasons: dict[str, str] = {}  # unschedulable pod -> why
     while (queued := queue.pop(timeout=0)) is not None:
         info = queued.pod
@@ -90,6 +95,11 @@ def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: 
             failed += 1
             continue
         outcome = _schedule_one(algorithm, snapshot, fw, info)
+        if evictions.victims:
+            outcome = _schedule_one(algorithm, snapshot, fw, info)  # the victims are gone: it fits now
+            outcome += f" (preempted {', '.join(f'{v.namespace}/{v.name}' for v in evictions.victims)})"
+            preempted += len(evictions.victims)
+            evictions.victims.clear()
         if outcome.startswith("-> "):
             scheduled += 1
             out.write(f"{name} {outcome}\n")
@@ -100,10 +110,27 @@ def simulate(cfg: config.KubeSchedulerConfiguration, registry: Registry, nodes: 
         queue.done(info.key)
     total = scheduled + failed
     already = f", {bound} already bound" if bound else ""
+    already += f", {preempted} preempted" if preempted else ""
     out.write(f"Scheduled {scheduled} of {total} pods on {len(snapshot)} nodes; {failed} unschedulable{already}.\n")
     for line in ["", *capacity_table(snapshot.nodes), *([""] if reasons else []), *unschedulable_by_reason(reasons)]:
         out.write(line + "\n")
     return 0
+
+
+class _Evictions:
+    """The simulation's preemptor: victims leave the snapshot at once."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.victims: list[PodInfo] = []
+
+    def preempt(self, pod: PodInfo, node_name: str, victims: list[PodInfo]) -> None:
+        for victim in victims:
+            self.snapshot.remove_pod(victim.key)
+        self.victims += victims
+
+    def clear_nominations(self, pods: list[PodInfo]) -> None:
+        """Nothing to write: the nominator already forgot them."""
 
 
 def _bound(pod: PodInfo, node_name: str) -> None:

@@ -74,6 +74,11 @@ class Cluster:
         return result.suggested_host
 
     def fit_message(self, p: dict[str, Any]) -> str:
+        """The filters' verdict: the FitError's message without what PostFilter (preemption) adds."""
+        return self.fit_error(p).split(" preemption: ", 1)[0]
+
+    def fit_error(self, p: dict[str, Any]) -> str:
+        """The whole FitError message, PostFilter's part included."""
         from componentbase_examples.scheduler.algorithm import FitError
 
         try:

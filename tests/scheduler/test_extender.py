@@ -158,7 +158,7 @@ def test_rejections_join_the_fit_error(serve: Callable[..., Extender]) -> None:
     with pytest.raises(FitError) as e:
         cluster.schedule(pod("web"))
     # c is unresolvable only: its FailedNodes entry is dropped, as kube-scheduler drops it
-    assert str(e.value) == "0/3 nodes are available: 1 broken, 2 no gpu."
+    assert str(e.value).split(" preemption: ", 1)[0] == "0/3 nodes are available: 1 broken, 2 no gpu."
     assert EXTENDER_NAME in e.value.diagnosis.unschedulable_plugins
 
 

@@ -102,7 +102,8 @@ def test_written_defaults_are_kube_schedulers(tmp_path: Path) -> None:
     expected = [{"name": n, "args": {"apiVersion": V1, "kind": f"{n}Args", **args}}
                 for n, args in KUBE_PLUGIN_CONFIG.items() if n in HERE]
     assert [_semantic(pc) for pc in profile["pluginConfig"]] == [_semantic(pc) for pc in expected]
-    assert written["profiles"][0]["pluginConfig"][0]["args"]["ignorePreferredTermsOfExistingPods"] is False
+    (inter_pod,) = [pc for pc in profile["pluginConfig"] if pc["name"] == "InterPodAffinity"]
+    assert inter_pod["args"]["ignorePreferredTermsOfExistingPods"] is False
 
 
 def test_two_profiles_keep_their_own_plugins_and_args() -> None:

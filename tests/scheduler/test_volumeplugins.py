@@ -192,8 +192,8 @@ def test_dry_run_reads_storage_objects_and_holds_the_pvs_it_chooses(tmp_path: Pa
     assert err.getvalue() == ""
     lines = out.getvalue().splitlines()
     assert "default/one -> n2" in lines
-    assert ("default/two: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
-            in lines)
+    assert ("default/two: 0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind. "
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.." in lines)
 
 
 # events that retry parked pods

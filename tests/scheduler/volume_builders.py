@@ -119,8 +119,9 @@ class VolumeCluster:
         return host, state
 
     def message(self, p: Obj) -> str:
+        """The filters' verdict: the FitError's message without what PostFilter (preemption) adds."""
         try:
             host, _ = self.schedule(p, reserve=False)
         except FitError as e:
-            return str(e)
+            return str(e).split(" preemption: ", 1)[0]
         raise AssertionError(f"expected no fit, got {host}")

@@ -66,9 +66,11 @@ def test_unschedulable_pod_waits_with_event_and_condition_until_a_node_fits(
     cluster.create(node("tainted", cpu="8", memory="16Gi", taints=[taint("node-role.kubernetes.io/control-plane")]))
     cluster.create(pod("big", cpu="4", memory="1Gi"))
     start_scheduler()
-    message = ("0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+    filters = ("0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
                "2 Insufficient cpu.")
     [event] = cluster.wait_events("big", "FailedScheduling")
+    message = event["message"]
+    assert message.startswith(f"{filters} preemption: 0/3 nodes are available: "), message
     assert (event["type"], event["message"], event["action"]) == ("Warning", message, "Scheduling")
     eventually(lambda: cluster.condition("big") is not None, what="PodScheduled condition")
     condition = cluster.condition("big")
@@ -92,7 +94,8 @@ def test_deleting_a_pod_frees_room_for_a_pending_one(cluster: Cluster,
     eventually(lambda: cluster.node_of("first") == "only", what="first bound")
     cluster.create(pod("second", cpu="800m"))
     assert cluster.wait_events("second", "FailedScheduling")[0]["message"] == \
-        "0/1 nodes are available: 1 Insufficient cpu."
+        ("0/1 nodes are available: 1 Insufficient cpu. "
+         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
     cluster.delete_pod("first")
     eventually(lambda: cluster.node_of("second") == "only", what="second bound after first deleted")
     cluster.assert_no_overcommit()

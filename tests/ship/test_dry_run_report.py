@@ -63,7 +63,8 @@ def test_the_report_ends_with_a_table_per_node_and_the_unschedulable_grouped_by_
         "node-b  ████░░░░░░  38%  1500m/4  █░░░░░░░░░  12%  1Gi/8Gi    █░░░░░░░░░   1%  1/110",
         "",
         "3 pods fit nowhere:",
-        "  2 × 0/2 nodes are available: 2 Insufficient cpu.",
+        "  2 × 0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..",
         "      default/batch-1, default/batch-2",
         '  1 × skipped: no profile has schedulerName "nobody"',
         "      default/other",

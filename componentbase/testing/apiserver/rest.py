@@ -26,6 +26,7 @@ from ._deletion import (
 from ._gc import Collector
 from ._immutable import prepare_update, update_errors
 from ._listing import list_reply, selectors_of
+from ._priority import admit_priority
 from ._subresources import (
     binding_conflict,
     check_disruption_budgets,
@@ -208,6 +209,7 @@ class Rest:
             refuse_in_terminating(self, res, namespace, meta.get("name") or meta.get("generateName") or "")
         else:
             meta.pop("namespace", None)
+        admit_priority(self, res, meta.get("name") or "", obj)
         name = meta.get("name") or ""
         if not name:
             prefix = meta.get("generateName") or ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from componentbase_examples.scheduler.plugins.balancedallocation import NodeResourcesBalancedAllocation
 from componentbase_examples.scheduler.plugins.defaultbinder import DefaultBinder
+from componentbase_examples.scheduler.plugins.defaultpreemption import DefaultPreemption
 from componentbase_examples.scheduler.plugins.imagelocality import ImageLocality
 from componentbase_examples.scheduler.plugins.interpodaffinity import InterPodAffinity
 from componentbase_examples.scheduler.plugins.nodeaffinity import NodeAffinity
@@ -37,6 +38,7 @@ DEFAULT_PLUGINS: tuple[type, ...] = (
     VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
+    DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,

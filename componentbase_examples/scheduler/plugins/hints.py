@@ -333,6 +333,7 @@ DEFAULT_EVENTS: dict[str, Callable[[Any], list[ClusterEventWithHint]]] = {
                                         _hint(ClusterEvent(CSINODE, A.ADD | A.UPDATE), None)],
     # Score-only and binding plugins never reject a pod: nothing to register.
     "ImageLocality": lambda plugin: [],
+    "DefaultPreemption": lambda plugin: [],
     "NodeResourcesBalancedAllocation": lambda plugin: [],
     "PrioritySort": lambda plugin: [],
     "DefaultBinder": lambda plugin: [],
