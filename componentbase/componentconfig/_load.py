@@ -258,7 +258,8 @@ def line_of(root: Any, segs: tuple[Segment, ...], at_key: bool = False) -> int |
     """The line of the value at ``segs`` (of its key with ``at_key``), else of the nearest parent."""
     node = root
     lc = getattr(node, "lc", None)
-    line = None if lc is None else lc.line + 1
+    # a tagged scalar document (``=`` is YAML's value tag) has an ``lc`` without a line
+    line = None if lc is None or lc.line is None else lc.line + 1
     for i, (kind, name) in enumerate(segs):
         lc = getattr(node, "lc", None)
         if lc is None:

@@ -217,6 +217,7 @@ def test_duplicate_keys_are_all_reported_at_every_depth() -> None:
         ("apiVersion: 1\nkind: SchedulerConfiguration\n",
          ["sched.yaml:1: apiVersion: Invalid value: 1: must be a string"]),
         ("- a\n- b\n", ["sched.yaml:1: the document must be a map of fields"]),
+        ("=", ["sched.yaml: the document must be a map of fields"]),  # YAML's value tag: a scalar without a line
     ],
 )
 def test_header_problems(text: str, lines: list[str]) -> None:
