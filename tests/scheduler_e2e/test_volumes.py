@@ -125,7 +125,8 @@ def test_pvs_steer_their_pods_and_static_pvs_are_bound_by_the_scheduler(
     eventually(lambda: cluster.node_of("static") == "n1", what="static bound on its PV's node")
 
     [event] = cluster.wait_events("waiting", "FailedScheduling")
-    assert event["message"] == "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."
+    assert event["message"] == ("0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. "
+                                "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..")
     later = storage.pvc("later")
     storage.create(volume("pv-later", cls="manual", node="n1", bound_to=later))
     storage.bind("later", "pv-later")  # a claim update: the parked pod is retried at once
@@ -143,7 +144,8 @@ def test_read_write_once_pod_conflict_is_reported_until_the_user_goes(
     start_scheduler()
     [event] = cluster.wait_events("second", "FailedScheduling")
     assert event["message"] == ("0/2 nodes are available: 2 node has pod using PersistentVolumeClaim with the "
-                                "same name and ReadWriteOncePod access mode.")
+                                "same name and ReadWriteOncePod access mode. preemption: 0/2 nodes are available: "
+                                "2 No preemption victims found for incoming pod..")
     eventually(lambda: (cluster.condition("second") or {}).get("reason") == "Unschedulable",
                what="second's PodScheduled condition")
     cluster.delete_pod("first")

@@ -64,7 +64,7 @@ def test_the_report_ends_with_a_table_per_node_and_the_unschedulable_grouped_by_
         "",
         "3 pods fit nowhere:",
         "  2 × 0/2 nodes are available: 2 Insufficient cpu. "
-        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..",
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..",
         "      default/batch-1, default/batch-2",
         '  1 × skipped: no profile has schedulerName "nobody"',
         "      default/other",
