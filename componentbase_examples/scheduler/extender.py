@@ -46,6 +46,7 @@ __all__ = [
     "filter_with_extenders",
     "go_field",
     "ignore_extender_resources",
+    "skipped_if_ignorable",
 ]
 
 log = logging.getLogger("componentbase_examples.scheduler.extender")
@@ -76,6 +77,14 @@ class ExtenderConfig(Protocol):
 
 class ExtenderError(Exception):
     """A call to an extender failed; ``str()`` is kube-scheduler's message for it."""
+
+
+def skipped_if_ignorable(extender: HTTPExtender, err: ExtenderError, verb: str) -> bool:
+    """Whether ``err`` is to be skipped because ``extender`` is ignorable (logged as kube-scheduler logs it)."""
+    if extender.ignorable:
+        log.info("%s extender as it returned error and has ignorable flag set: extender=%s err=%s", verb,
+                 extender.name, err)
+    return extender.ignorable
 
 
 def go_field(obj: Any, key: str) -> Any:
@@ -287,11 +296,9 @@ def filter_with_extenders(extenders: Iterable[HTTPExtender], pod: PodInfo, feasi
         try:
             feasible, failed, unresolvable = extender.filter(pod, feasible)
         except ExtenderError as e:
-            if extender.ignorable:
-                log.info("Skipping extender as it returned error and has ignorable flag set: extender=%s err=%s",
-                         extender.name, e)
-                continue
-            raise
+            if not skipped_if_ignorable(extender, e, "Skipping"):
+                raise
+            continue
         for name, message in unresolvable.items():
             statuses[name] = _with_reason(statuses.get(name), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
         for name, message in failed.items():

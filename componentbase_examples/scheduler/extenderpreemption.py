@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from componentbase_examples.scheduler.extender import ExtenderError, HTTPExtender, go_field
+from componentbase_examples.scheduler.extender import ExtenderError, HTTPExtender, go_field, skipped_if_ignorable
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import Snapshot
 
@@ -76,11 +76,9 @@ def preempt_with_extenders(extenders: Iterable[HTTPExtender], pod: PodInfo, vict
         try:
             kept = process_preemption(extender, pod, current, snapshot)
         except ExtenderError as e:
-            if extender.ignorable:
-                log.info("Skipped extender as it returned error and has ignorable flag set: extender=%s err=%s",
-                         extender.name, e)
-                continue
-            raise
+            if not skipped_if_ignorable(extender, e, "Skipped"):
+                raise
+            continue
         for node_name, (pods, _) in list(kept.items()):
             if not pods:
                 if not extender.ignorable:

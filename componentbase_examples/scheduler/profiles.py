@@ -27,7 +27,8 @@ from componentbase_examples.scheduler.framework import (
     build_framework,
 )
 
-__all__ = ["DEFAULT_MULTI_POINT", "ProfileValidator", "ResolvedProfile", "build_frameworks", "resolve", "validate"]
+__all__ = ["DEFAULT_MULTI_POINT", "ProfileValidator", "ResolvedProfile", "build_frameworks", "merge_plugin_set",
+           "resolve", "validate"]
 
 #: kube-scheduler's default multiPoint set, restricted to the plugins this scheduler has, with its weights.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
@@ -67,7 +68,8 @@ class ResolvedProfile:
     args: dict[str, Any]
 
 
-def _merge(defaults: Sequence[config.Plugin], custom: config.PluginSet) -> tuple[list[config.Plugin], set[str]]:
+def merge_plugin_set(defaults: Sequence[config.Plugin],
+                     custom: config.PluginSet) -> tuple[list[config.Plugin], set[str]]:
     """v1 ``mergePluginSet``: defaults (minus disabled, re-configured in place), then the custom additions."""
     disabled = {p.name for p in custom.disabled}
     by_name = {p.name: i for i, p in enumerate(custom.enabled)}
@@ -95,13 +97,13 @@ def resolve(profile: config.KubeSchedulerProfile, registry: Registry, path: fiel
     errs: list[Exception] = []
     plugins = profile.plugins or config.Plugins()
     defaults = [config.Plugin(name=n, weight=None if w is None else Int32(w)) for n, w in DEFAULT_MULTI_POINT]
-    multi, _ = _merge(defaults, plugins.multi_point)
+    multi, _ = merge_plugin_set(defaults, plugins.multi_point)
     ppath = path.child("plugins")
     mp_names = _check_names(multi, "multiPoint", plugins.multi_point, registry, ppath.child("multiPoint"), errs)
     enabled: dict[str, list[tuple[str, int]]] = {}
     for point in EXTENSION_POINTS:
         custom: config.PluginSet = getattr(plugins, _ATTRS[point])
-        specific, disabled = _merge((), custom)
+        specific, disabled = merge_plugin_set((), custom)
         names = _check_names(specific, point, custom, registry, ppath.child(point), errs)
         own = {p.name: p for p in specific if p.name in names}
         if "*" in disabled:

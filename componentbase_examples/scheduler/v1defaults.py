@@ -32,20 +32,8 @@ _POINTS = tuple(a for a in ("pre_enqueue", "queue_sort", "pre_filter", "filter",
 def _merge(defaults: list[config.Plugin], custom: config.PluginSet) -> config.PluginSet:
     """kube's ``mergePluginSet``: defaults less the disabled (custom entries replace theirs in place), then
     the other custom entries; the disabled list is kept, names only."""
+    enabled, _ = profiles.merge_plugin_set(defaults, custom)
     disabled = [config.Plugin(name=p.name) for p in custom.disabled]
-    off = {p.name for p in disabled}
-    custom_at = {p.name: i for i, p in enumerate(custom.enabled)}
-    replaced: set[int] = set()
-    enabled: list[config.Plugin] = []
-    if "*" not in off:
-        for plugin in defaults:
-            if plugin.name in off:
-                continue
-            if plugin.name in custom_at:
-                replaced.add(custom_at[plugin.name])
-                plugin = custom.enabled[custom_at[plugin.name]]
-            enabled.append(plugin)
-    enabled += [p for i, p in enumerate(custom.enabled) if i not in replaced]
     return config.PluginSet(enabled=[config.Plugin(name=p.name, weight=p.weight or Int32(0)) for p in enabled],
                             disabled=disabled)
 
