@@ -48,6 +48,9 @@ def blocks(doc: Path, lang: str) -> list[str]:
     return [b for b in grab_code_blocks(text, lang=lang) if b not in files]
 
 
+_BACKGROUND_COMMENT = re.compile(r"(?<=[^&])&[ \t]+#[^'\"]*$")
+
+
 def commands(block: str) -> Iterator[str]:
     line = ""
     for raw in block.splitlines():
@@ -56,7 +59,7 @@ def commands(block: str) -> Iterator[str]:
             line = line[:-1] + " "
             continue
         if line.strip():
-            yield line.strip()
+            yield _BACKGROUND_COMMENT.sub(" &", line).strip()  # "cmd &   # why" runs in the background too
         line = ""
 
 
@@ -86,23 +89,40 @@ class Job:
         return f"{self.command!r} {why}:\n{self.log.read_text(errors='replace')[-3000:]}"
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+        """End every process of the job's group, bash's own children too: a ``cmd &`` inside a command
+        outlives its bash, and would otherwise run on as an orphan after the test."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + 15
+            while _group_alive(self.process) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if not _group_alive(self.process):
+                break
+        self.process.wait()
+
+
+def _group_alive(process: subprocess.Popen[bytes]) -> bool:
+    process.poll()  # reap bash itself, so a finished leader does not keep the group looking alive
+    try:
+        os.killpg(process.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def run_sh(block: str, cwd: Path, env: dict[str, str]) -> None:
     background: list[Job] = []
+    jobs: list[Job] = []
     try:
         for number, command in enumerate(commands(block)):
             if command.endswith("&"):
                 background.append(Job(command[:-1], cwd, env, number))
                 continue
             job = Job(command, cwd, env, number)
+            jobs.append(job)
             if "runs until Ctrl-C" in command:
                 time.sleep(SERVES_FOR)  # the claim under test: it is still serving after a while
                 assert job.process.poll() is None, job.failed(f"exited {job.process.returncode}")
@@ -117,7 +137,7 @@ def run_sh(block: str, cwd: Path, env: dict[str, str]) -> None:
             for started in background:
                 assert started.process.poll() in (None, 0), started.failed(f"exited {started.process.returncode}")
     finally:
-        for started in background:
+        for started in background + jobs:
             started.stop()
 
 
