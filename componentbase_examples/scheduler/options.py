@@ -12,6 +12,9 @@ from componentbase_examples.scheduler.simulation_options import SimulationOption
 
 DEPRECATED = "Deprecated flags"
 IGNORED_WITH_CONFIG = "This parameter is ignored if a config file is specified in --config."
+#: Informers a scheduler with the default plugins watches: Pods, Nodes, Namespaces, Services,
+#: ReplicationControllers, ReplicaSets, StatefulSets, PodDisruptionBudgets, PVCs, PVs, StorageClasses, CSINodes.
+_WATCHES = 12
 
 
 @attrs.define
@@ -89,10 +92,16 @@ class SchedulerOptions(componentbase.ComponentOptions):
         return list(config.validate(cfg))
 
     def connect(self, built: componentbase.Config) -> None:
-        """One keep-alive connection per binder thread, plus the watches (the lease and Events have their own)."""
+        """One keep-alive connection per binder thread, plus one per watch (the lease and Events have their own).
+
+        Each informer's watch holds a connection for as long as it runs: Pods, Nodes and Namespaces, the four
+        kinds PodTopologySpread's default constraints read, PodDisruptionBudgets, and the volume plugins' four
+        kinds; with 8 spare the pool was too small and urllib3 warned "Connection pool is full, discarding
+        connection" under load.
+        """
         cfg: config.KubeSchedulerConfiguration = self.component_config
         built.client = componentbase.new_api_client(built.client_connection, built.master,
-                                                    pool_maxsize=cfg.parallelism + 8)
+                                                    pool_maxsize=cfg.parallelism + _WATCHES + 4)
 
     def config(self) -> componentbase.Config:
         """A ``--dry-run`` needs no client, lease or server: only the component config."""
