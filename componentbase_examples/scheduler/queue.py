@@ -27,14 +27,8 @@ from typing import Any
 
 from componentbase.util import exponential_delay
 from componentbase_examples.scheduler.events import (
-    ASSIGNED_POD,
     EVENT_ASSIGNED_POD_ADD,
-    EVENT_ASSIGNED_POD_DELETE,
-    EVENT_NODE_ADD,
-    EVENT_NODE_DELETE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
-    NODE,
-    ActionType,
     ClusterEvent,
     pod_events,
 )
@@ -48,11 +42,6 @@ from componentbase_examples.scheduler.queueing import (
 )
 
 __all__ = ["UNSCHEDULABLE_TIMEOUT", "QueuedPodInfo", "SchedulingQueue"]
-
-# The events by their former names here (moved to ``events``); without objects, every hint answers QUEUE.
-NODE_ADD, NODE_DELETE, POD_DELETE, ASSIGNED_POD_ADD = EVENT_NODE_ADD, EVENT_NODE_DELETE, EVENT_ASSIGNED_POD_DELETE, \
-    EVENT_ASSIGNED_POD_ADD
-NODE_UPDATE, ASSIGNED_POD_UPDATE = ClusterEvent(NODE, ActionType.UPDATE), ClusterEvent(ASSIGNED_POD, ActionType.UPDATE)
 
 #: podMaxInUnschedulablePodsDuration: how long a pod waits for an event before it is retried anyway.
 UNSCHEDULABLE_TIMEOUT = 300.0
