@@ -45,6 +45,7 @@ from componentbase_examples.scheduler.interface import (
 from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
+from componentbase_examples.scheduler.waitingpods import WaitingPods
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -94,6 +95,9 @@ class Handle:
     client: Any = None
     #: The pods nominated to nodes by preemption (one per scheduler, shared by its profiles).
     nominator: Nominator | None = None
+    #: The pods Permit plugins hold (``waitingpods.WaitingPods``, one per scheduler): kube's
+    #: ``GetWaitingPod``, ``IterateOverWaitingPods`` and ``RejectWaitingPod``.
+    waiting_pods: WaitingPods | None = None
     #: The cluster's policy/v1 PodDisruptionBudgets, as the API's JSON (the scheduler's informer cache).
     pdbs: Callable[[], list[dict[str, Any]]] | None = None
     #: Carries out a preemption (``preemption.Preemptor``); without one, a PostFilter only nominates.
@@ -251,17 +255,19 @@ class Framework:
             if unreserve is not None:
                 unreserve(state=state, pod=pod, node_name=node_name)
 
-    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        """Every Permit plugin must allow; the first other answer is returned (``WAIT`` becomes an error)."""
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, dict[str, float]]:
+        """kube's ``RunPermitPlugins``: the first rejection or error, else the waits asked (plugin -> seconds)."""
+        waits: dict[str, float] = {}
         for name, permit in self.permit:
             status = permit(state=state, pod=pod, node_name=node_name)
             if status is None or status.is_success():
                 continue
             if status.code == Code.WAIT:
-                status = Status(Code.ERROR, "waiting on permit is not supported by this scheduler")
+                waits[name] = status.timeout
+                continue
             status.plugin = status.plugin or name
-            return status
-        return None
+            return status, {}
+        return None, waits
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str,
                  extenders_bind: Callable[[PodInfo, str], Status | None] | None = None) -> Status | None:

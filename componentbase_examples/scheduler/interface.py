@@ -52,12 +52,13 @@ class Code(enum.IntEnum):
 class Status:
     """A plugin's verdict, kube's ``framework.Status``: a code and the reasons shown to users."""
 
-    __slots__ = ("code", "plugin", "reasons")
+    __slots__ = ("code", "plugin", "reasons", "timeout")
 
-    def __init__(self, code: Code, *reasons: str, plugin: str = "") -> None:
+    def __init__(self, code: Code, *reasons: str, plugin: str = "", timeout: float = 0.0) -> None:
         self.code = code
         self.reasons = reasons
         self.plugin = plugin
+        self.timeout = timeout  # a Permit plugin's WAIT: how long it may take to allow the pod, in seconds
 
     def is_success(self) -> bool:
         return self.code == Code.SUCCESS
@@ -163,7 +164,8 @@ class SchedulerHooks:
 
     @componentbase.hookspec
     def scheduler_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        """Allow (``None``) or reject the binding after Reserve; waiting (``WAIT``) is not supported here."""
+        """Allow (``None``), reject, or hold the binding after Reserve: ``Status(Code.WAIT, timeout=seconds)``
+        waits until the plugin allows it through ``handle.waiting_pods`` (see ``waitingpods``)."""
 
     @componentbase.hookspec
     def scheduler_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

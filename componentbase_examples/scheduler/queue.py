@@ -110,12 +110,14 @@ class SchedulingQueue:
         """A pod got a node: retry the pods its arrival can help (pod affinity and topology spread wait for one)."""
         self.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod.pod)
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
-        """Move the parked pods ``event`` can help, by their rejectors' hints; keep the event for pods in flight."""
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None, *,
+                                      exclude: str = "") -> int:
+        """Move the parked pods ``event`` can help (but the one keyed ``exclude``), by their rejectors' hints;
+        keep the event for pods in flight."""
         with self._cond:
             if not self.hints.of_interest(event):
                 return 0
-            moved = self._move(list(self._unschedulable.values()), event, old, new)
+            moved = self._move([qp for qp in self._unschedulable.values() if qp.pod.key != exclude], event, old, new)
             self._in_flight.add(event, old, new)
             return moved
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from componentbase import (
     events,
+    informers,
     workqueue,
 )
 from componentbase.client import is_conflict
@@ -50,6 +51,7 @@ from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.preemption import Preemptor
 from componentbase_examples.scheduler.queueing import QueueingHints
 from componentbase_examples.scheduler.snapshot import Snapshot
+from componentbase_examples.scheduler.waitingpods import WaitingPods
 from componentbase_examples.scheduler.workloads import workload_listers
 
 __all__ = ["SCHEDULER_ERROR", "UNSCHEDULABLE", "Scheduler", "run"]
@@ -90,10 +92,12 @@ class Scheduler:
         plugin_informers = PluginInformers(mgr)
         self.nominator = Nominator()
         self.pdbs = mgr.cache.informer("poddisruptionbudgets")
+        self.waiting = WaitingPods()  # pods a Permit plugin holds
         preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now)
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
                         workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client,
-                        nominator=self.nominator, pdbs=self.pdbs.list, preemptor=preemptor)
+                        nominator=self.nominator, pdbs=self.pdbs.list, preemptor=preemptor,
+                        waiting_pods=self.waiting)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
@@ -110,6 +114,7 @@ class Scheduler:
         self.nodes = mgr.cache.nodes()
         handlers = SchedulerHandlers(self.snapshot, self.queue, self.frameworks)
         handlers.register(self.pods, self.nodes)
+        self.pods.add_event_handler(on_delete=self._pod_deleted)
         nominations = NominatorHandlers(self.nominator)
         self.pods.add_event_handler(nominations.pending_added, nominations.pending_updated,
                                     nominations.pending_deleted, filter=handlers.is_pending_for_us)
@@ -121,6 +126,13 @@ class Scheduler:
         self._work_stop = threading.Event()  # the leader's work was told to stop: drop what is queued
         mgr.add(self._schedule_loop, needs_leader=True)
         mgr.add(self._flush_leftovers, needs_leader=True)
+        mgr.add(self.waiting.run_timeouts, needs_leader=True)
+
+    def _pod_deleted(self, obj: Any) -> None:
+        """A deleted pod waiting at Permit is rejected (kube's ``RejectWaitingPod``), freeing its node."""
+        uid = (informers.deleted_object(obj).get("metadata") or {}).get("uid")
+        if uid:
+            self.waiting.reject(uid)
 
     def _namespace_labels(self, name: str) -> dict[str, str]:
         return ((self.namespaces.get(name) or {}).get("metadata") or {}).get("labels") or {}
@@ -145,6 +157,7 @@ class Scheduler:
             while not stop.is_set():
                 self.schedule_one()  # returns at once when the stop closes the queue
         finally:
+            self.waiting.reject_all("the scheduler stopped leading")  # their bindings are dropped below
             # Queued bindings return at once (dropped); a call already sent may take its time: not waited for
             # longer than this, so a stopping leader releases its lease promptly.
             if not self._workers.close(BINDING_GRACE):
@@ -203,8 +216,9 @@ class Scheduler:
             return True
         self.nominator.delete(pod.key)  # it runs where it was nominated to, or elsewhere
         status = fw.run_reserve(state, pod, host)
+        waits: dict[str, float] = {}
         if status is None:
-            status = fw.run_permit(state, pod, host)
+            status, waits = fw.run_permit(state, pod, host)
             if status is not None:
                 fw.run_unreserve(state, pod, host)
         if status is not None:
@@ -215,6 +229,11 @@ class Scheduler:
                          error=not status.is_rejected(), start=start)
             return True
         assert self._workers is not None, "schedule_one runs inside run()"
+        if waits:  # the binding cycle starts once the pod is allowed, rejected or its wait runs out
+            log.debug("Pod %s/%s waits at Permit for %s", pod.namespace, pod.name, ", ".join(sorted(waits)))
+            self.waiting.add(pod, waits, lambda rejected: self._submit(
+                lambda: self._binding_cycle(fw, state, qp, cycle, host, start, rejected)))
+            return True
         self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host, start))
         return True
 
@@ -234,12 +253,22 @@ class Scheduler:
         return self._work_stop.is_set() or not self.mgr.fence.allows()
 
     def _binding_cycle(self, fw: Framework, state: CycleState, qp: q.QueuedPodInfo, cycle: int, host: str,
-                       start: float) -> None:
+                       start: float, rejected: Status | None = None) -> None:
+        """PreBind, Bind, PostBind; or, for a pod ``rejected`` while waiting at Permit, its failure."""
         pod = qp.pod
         if self._deposed():  # queued when leadership ended: dropped, never sent
             fw.run_unreserve(state, pod, host)
             self.snapshot.forget_pod(pod.key)
             self.queue.done(pod.key)
+            return
+        if rejected is not None:  # kube: a FitError over the one node it was assumed on
+            fw.run_unreserve(state, pod, host)
+            self.snapshot.forget_pod(pod.key)
+            self._failed(fw, qp, cycle, UNSCHEDULABLE, f"0/1 nodes are available: 1 {rejected.message()}.",
+                         (rejected.plugin,) if rejected.plugin else (), start=start)
+            # What it held is free again, for the others (after _failed, as kube: not an in-flight event of its own)
+            assumed = {**pod.pod, "spec": {**pod.spec, "nodeName": host}}
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None, exclude=pod.key)
             return
         extenders = self.algorithm.extenders
         by_extenders = (lambda p, n: bind_with_extenders(extenders, p, n)) if extenders else None

@@ -122,8 +122,8 @@ def cluster(kube_client: client.ApiClient) -> Cluster:
 class Running:
     """The scheduler's ``Command`` executing in a thread, as ``python -m componentbase_examples.scheduler`` would."""
 
-    def __init__(self, args: list[str]) -> None:
-        self.command = new_command()
+    def __init__(self, args: list[str], plugins: tuple[object, ...] = ()) -> None:
+        self.command = new_command(plugins)
         self.command.configz_registry = configz.Registry()
         self.stop = threading.Event()
         self.err = io.StringIO()
@@ -154,14 +154,15 @@ podMaxBackoffSeconds: 1
 
 @pytest.fixture
 def start_scheduler(kube_apiserver: LoopbackAPIServer, tmp_path: Path) -> Iterator[Callable[..., Running]]:
-    """``start_scheduler(extra_yaml="", *flags, client=yaml)``: run the scheduler (``client``: more lines of its
-    clientConnection); stopped, and its exit code checked, after the test."""
+    """``start_scheduler(extra_yaml="", *flags, client=yaml, plugins=())``: run the scheduler (``client``: more
+    lines of its clientConnection; ``plugins``: added to the default ones); stopped, and its exit code checked,
+    after the test."""
     running: list[Running] = []
 
-    def start(extra: str = "", *flags: str, client: str = "") -> Running:
+    def start(extra: str = "", *flags: str, client: str = "", plugins: tuple[object, ...] = ()) -> Running:
         path = tmp_path / f"config-{len(running)}.yaml"
         path.write_text(CONFIG.format(kubeconfig=kube_apiserver.kubeconfig_path, client=client) + extra)
-        r = Running([f"--config={path}", "--secure-port=0", *flags])
+        r = Running([f"--config={path}", "--secure-port=0", *flags], plugins)
         running.append(r)
         return r
 
