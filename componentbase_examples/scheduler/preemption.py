@@ -21,6 +21,10 @@ from componentbase.client import format_time
 from componentbase_examples.scheduler.binder import APIBinder, BindError
 from componentbase_examples.scheduler.plugins.victims import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.waitingpods import WaitingPods
+
+#: The plugin named in a waiting victim's rejection (kube passes its preemption plugin's name).
+PLUGIN_NAME = "DefaultPreemption"
 
 __all__ = ["Preemptor", "disruption_condition"]
 
@@ -43,11 +47,14 @@ def _has_condition(pod: PodInfo, wanted: dict[str, Any]) -> bool:
 
 class Preemptor:
     """Evicts victims and clears nominations through ``binder``; ``submit`` runs work off the scheduling loop,
-    ``recorder(profile)`` gives a profile's event recorder, ``retry(pod)`` requeues a preemptor at once."""
+    ``recorder(profile)`` gives a profile's event recorder, ``retry(pod)`` requeues a preemptor at once; a
+    victim among ``waiting`` (held at Permit, not yet bound) is rejected there instead of deleted, as kube."""
 
     def __init__(self, binder: APIBinder, submit: Callable[[Callable[[], None]], None],
-                 recorder: Callable[[str], Any], retry: Callable[[PodInfo], None]) -> None:
+                 recorder: Callable[[str], Any], retry: Callable[[PodInfo], None],
+                 waiting: WaitingPods | None = None) -> None:
         self.binder = binder
+        self.waiting = waiting
         self.submit = submit
         self.recorder = recorder
         self.retry = retry
@@ -87,6 +94,13 @@ class Preemptor:
 
     def evict(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> None:
         """Condition, graceful delete, event; a victim already deleted is left alone."""
+        waiting = self.waiting.get((victim.pod.get("metadata") or {}).get("uid", "")) if self.waiting else None
+        if waiting is not None:
+            waiting.reject(PLUGIN_NAME, "preempted")
+            log.info("Preemptor %s/%s rejected waiting pod %s/%s on node %s", preemptor.namespace, preemptor.name,
+                     victim.namespace, victim.name, node_name)
+            self._record(preemptor, node_name, victim)
+            return
         condition = disruption_condition(preemptor.scheduler_name)
         try:
             if not _has_condition(victim, condition):
@@ -99,6 +113,9 @@ class Preemptor:
             raise
         log.info("Preemptor %s/%s preempted victim %s/%s on node %s", preemptor.namespace, preemptor.name,
                  victim.namespace, victim.name, node_name)
+        self._record(preemptor, node_name, victim)
+
+    def _record(self, preemptor: PodInfo, node_name: str, victim: PodInfo) -> None:
         uid = (preemptor.pod.get("metadata") or {}).get("uid", "")
         self.recorder(preemptor.scheduler_name).event(
             victim.pod, events.NORMAL, "Preempted", f"Preempted by pod {uid} on node {node_name}",

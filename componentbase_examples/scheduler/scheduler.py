@@ -93,7 +93,8 @@ class Scheduler:
         self.nominator = Nominator()
         self.pdbs = mgr.cache.informer("poddisruptionbudgets")
         self.waiting = WaitingPods()  # pods a Permit plugin holds
-        preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now)
+        preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now,
+                              self.waiting)
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
                         workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client,
                         nominator=self.nominator, pdbs=self.pdbs.list, preemptor=preemptor,

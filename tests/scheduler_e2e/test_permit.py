@@ -103,3 +103,22 @@ def test_a_waiting_pod_deleted_gives_its_node_back_at_once(
     cluster.wait_events("next", "FailedScheduling")  # the waiting pod holds the node's cpu
     cluster.delete_pod("held")
     eventually(lambda: cluster.node_of("next") == "small", what="next bound once the waiting pod is deleted")
+
+
+def test_preempting_a_waiting_pod_rejects_it_at_permit_instead_of_deleting_it(
+        cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
+    from .test_preemption import _classes
+
+    _classes(cluster, low=10, high=1000)
+    cluster.create(node("small", cpu="1", memory="2Gi"))
+    start_scheduler(ENABLE_GANG, plugins=(Gang,))
+    cluster.create(_member("held", "g", 2, timeout="600", cpu="800m", priorityClassName="low"))
+    eventually(lambda: Gang.waited == ["held"], what="held waiting at Permit")
+    cluster.create(pod("urgent", cpu="800m", priorityClassName="high"))
+    eventually(lambda: cluster.node_of("urgent") == "small", what="urgent bound in held's place")
+    (preempted,) = cluster.wait_events("held", "Preempted")
+    assert preempted["message"].startswith("Preempted by pod ") and preempted["message"].endswith(" on node small")
+    failed = [e["message"] for e in cluster.wait_events("held", "FailedScheduling")]
+    assert "0/1 nodes are available: 1 preempted." in failed  # its first failure: later ones say why it waits
+    held = cluster.pods()["held"]  # rejected at Permit, not deleted: it is pending again
+    assert "deletionTimestamp" not in held["metadata"] and not held["spec"].get("nodeName")
