@@ -13,6 +13,7 @@ to nodes of the pod's priority or higher count on their nodes while it is filter
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 from collections.abc import Sequence
 from itertools import repeat
@@ -36,6 +37,8 @@ from componentbase_examples.scheduler.framework import (
 from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
+
+log = logging.getLogger("componentbase_examples.scheduler")
 
 __all__ = ["FitError", "NoNodesAvailable", "ScheduleResult", "SchedulingAlgorithm", "num_feasible_nodes_to_find"]
 
@@ -159,6 +162,10 @@ class SchedulingAlgorithm:
                 continue
             if status.is_success():
                 messages = []
+                break
+            if status.code == Code.ERROR:  # kube logs it; the pod's message keeps only the filters' reasons
+                log.error("Status after running PostFilter plugins for pod %s/%s: %s", pod.namespace, pod.name,
+                          status.message())
                 break
             messages.append(status.message())
             if not status.is_rejected() or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:

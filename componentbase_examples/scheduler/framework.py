@@ -98,6 +98,9 @@ class Handle:
     #: The pods Permit plugins hold (``waitingpods.WaitingPods``, one per scheduler): kube's
     #: ``GetWaitingPod``, ``IterateOverWaitingPods`` and ``RejectWaitingPod``.
     waiting_pods: WaitingPods | None = None
+    #: The config's HTTP extenders (``extender.HTTPExtender``): DefaultPreemption asks those with a
+    #: ``preemptVerb`` which candidates to keep.
+    extenders: Sequence[Any] = ()
     #: The cluster's policy/v1 PodDisruptionBudgets, as the API's JSON (the scheduler's informer cache).
     pdbs: Callable[[], list[dict[str, Any]]] | None = None
     #: Carries out a preemption (``preemption.Preemptor``); without one, a PostFilter only nominates.

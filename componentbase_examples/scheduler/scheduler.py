@@ -93,12 +93,13 @@ class Scheduler:
         self.nominator = Nominator()
         self.pdbs = mgr.cache.informer("poddisruptionbudgets")
         self.waiting = WaitingPods()  # pods a Permit plugin holds
+        extenders = extenders_from_config(cfg)
         preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now,
                               self.waiting)
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
                         workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client,
                         nominator=self.nominator, pdbs=self.pdbs.list, preemptor=preemptor,
-                        waiting_pods=self.waiting)
+                        waiting_pods=self.waiting, extenders=extenders)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
@@ -108,7 +109,7 @@ class Scheduler:
         plugin_informers.register(self.queue)
         self.metrics = SchedulerMetrics(mgr.metrics, self.queue.pending_counts)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
-        self.algorithm.extenders = extenders_from_config(cfg)
+        self.algorithm.extenders = extenders
         ignore_extender_resources(cfg, self.frameworks)
         self.algorithm.nominator = self.nominator
         self.pods = mgr.cache.pods()

@@ -95,3 +95,64 @@ def test_a_non_ignorable_extender_down_fails_the_pod_with_kubes_message(
     assert condition is not None and (condition["status"], condition["reason"]) == ("False", "SchedulerError")
     assert cluster.wait_events("web", "FailedScheduling")[0]["message"] == message
     assert cluster.node_of("web") == ""
+
+
+def _serve(answer: Callable[[str, dict[str, Any]], dict[str, Any]]) -> tuple[ThreadingHTTPServer, str]:
+    """An extender answering ``answer(path, args)``; the server and its URL prefix."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            data = json.dumps(answer(self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                              ).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/ext"
+
+
+def test_an_extender_with_a_preempt_verb_chooses_where_preemption_happens(
+        cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
+    from .test_preemption import _classes
+
+    asked: list[dict[str, Any]] = []
+
+    def answer(path: str, args: dict[str, Any]) -> dict[str, Any]:
+        assert path == "/ext/preempt"
+        asked.append(args)
+        kept = {name: victims for name, victims in args["NodeNameToMetaVictims"].items() if name == "b"}
+        return {"NodeNameToMetaVictims": kept}
+
+    server, url = _serve(answer)
+    try:
+        _classes(cluster, low=10, high=1000)
+        uids = {}
+        for name in ("a", "b"):
+            cluster.create(node(name, cpu="1", memory="2Gi"))
+            p = pod(f"low-{name}", cpu="800m", priorityClassName="low")
+            p["spec"]["nodeName"] = name
+            uids[name] = cluster.create(p)["metadata"]["uid"]
+        start_scheduler(f"""extenders:
+- urlPrefix: {url}
+  preemptVerb: preempt
+  nodeCacheCapable: true
+""")
+        cluster.create(pod("urgent", cpu="800m", priorityClassName="high"))
+        eventually(lambda: cluster.pods()["low-b"]["metadata"].get("deletionTimestamp"), what="low-b preempted")
+        eventually(lambda: cluster.pods()["urgent"]["status"].get("nominatedNodeName") == "b", what="urgent nominated")
+        assert "deletionTimestamp" not in cluster.pods()["low-a"]["metadata"]  # the candidate the extender dropped
+        cluster.delete_pod("low-b")  # the kubelet's part: its containers stopped
+        eventually(lambda: cluster.node_of("urgent") == "b", what="urgent bound where the extender kept a victim")
+        (args, *_) = asked
+        assert sorted(args["NodeNameToMetaVictims"]) == ["a", "b"] and args["Pod"]["metadata"]["name"] == "urgent"
+        assert {n: [v["UID"] for v in m["Pods"]] for n, m in args["NodeNameToMetaVictims"].items()} == \
+            {"a": [uids["a"]], "b": [uids["b"]]}
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -34,6 +34,8 @@ import attrs
 import componentbase
 from componentbase import field
 from componentbase_examples.scheduler.algorithm import Diagnosis, FitError, run_pre_filter
+from componentbase_examples.scheduler.extender import ExtenderError
+from componentbase_examples.scheduler.extenderpreemption import preempt_with_extenders
 from componentbase_examples.scheduler.framework import (
     SKIPPED_FILTERS,
     Code,
@@ -105,7 +107,7 @@ class DefaultPreemption(Plugin):
         return result
 
     def preempt(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus) -> PostFilterResult:
-        """kube's ``Evaluator.Preempt``, without extenders."""
+        """kube's ``Evaluator.Preempt``: dry-run candidates, narrowed by the extenders with a ``preemptVerb``."""
         snapshot = self.handle.snapshot
         eligible, why = self.eligible(pod, statuses)
         if not eligible:
@@ -121,10 +123,22 @@ class DefaultPreemption(Plugin):
             message = FitError(pod, len(snapshot.nodes), diagnosis).message()
             self._clear_nomination(pod)
             return PostFilterResult(Status(Code.UNSCHEDULABLE, message), "")
+        if self.handle.extenders:
+            try:
+                candidates = self._with_extenders(pod, candidates)
+            except ExtenderError as e:
+                return PostFilterResult(Status(Code.ERROR, str(e)))
         best = pick_one_node(candidates)
-        assert best is not None
+        if best is None:
+            return PostFilterResult(Status(Code.UNSCHEDULABLE, "no candidate node for preemption"))
         self.prepare_candidate(best, pod)
         return PostFilterResult(Status(Code.SUCCESS), best.name)
+
+    def _with_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> list[Candidate]:
+        """kube's ``callExtenders``: the candidates (and victims) every preempting extender keeps."""
+        victims = {c.name: (list(c.victims), c.num_pdb_violations) for c in candidates}
+        kept = preempt_with_extenders(self.handle.extenders, pod, victims, self.handle.snapshot)
+        return [Candidate(name, tuple(pods), violations) for name, (pods, violations) in kept.items()]
 
     def eligible(self, pod: PodInfo, statuses: NodeToStatus) -> tuple[bool, str]:
         """kube's ``PodEligibleToPreemptOthers``."""
