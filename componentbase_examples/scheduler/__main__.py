@@ -31,7 +31,8 @@ def run(options: SchedulerOptions, completed: componentbase.CompletedConfig[Any]
         return dry_run(options.simulation.dry_run, cfg.component_config, cfg.plugins, sys.stdout, sys.stderr)
     from componentbase_examples.scheduler import scheduler
 
-    return scheduler.run(completed, stop)
+    max_in_unschedulable = float(options.deprecated.pod_max_in_unschedulable_pods_duration)
+    return scheduler.run(completed, stop, max_in_unschedulable=max_in_unschedulable)
 
 
 def new_command(plugins: Iterable[object] = ()) -> componentbase.Command:

@@ -52,8 +52,7 @@ class DeprecatedOptions(componentbase.Options):
         "If a pod stays in unschedulablePods for longer than this value, the pod will be moved from "
         "unschedulablePods to backoffQ or activeQ. This flag is deprecated and will be removed in a future version.",
         default=componentbase.Duration("5m"), section=DEPRECATED, type=componentbase.cli.DURATION,
-        deprecated="This flag is deprecated and will be removed in a future version.",
-        inert="unschedulable pods are retried after 5m0s (queue.UNSCHEDULABLE_TIMEOUT)")
+        deprecated="This flag is deprecated and will be removed in a future version.")
     contention_profiling: bool = componentbase.flag(
         "contention-profiling", "DEPRECATED: enable block profiling, if profiling is enabled. "
         + IGNORED_WITH_CONFIG, default=True, section=DEPRECATED, deprecated=IGNORED_WITH_CONFIG)

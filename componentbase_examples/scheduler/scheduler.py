@@ -79,7 +79,8 @@ class Scheduler:
 
     def __init__(self, mgr: Manager, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
                  rng: random.Random | None = None, hostname: str | None = None,
-                 event_sink: Literal["thread", "process"] = "thread") -> None:
+                 event_sink: Literal["thread", "process"] = "thread",
+                 max_in_unschedulable: float = q.UNSCHEDULABLE_TIMEOUT) -> None:
         self.cfg = cfg
         self.mgr = mgr
         self.snapshot = Snapshot()
@@ -105,7 +106,8 @@ class Scheduler:
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less,
-                                       hints=QueueingHints.from_frameworks(self.frameworks))
+                                       hints=QueueingHints.from_frameworks(self.frameworks),
+                                       max_in_unschedulable=max_in_unschedulable)
         plugin_informers.register(self.queue)
         self.metrics = SchedulerMetrics(mgr.metrics, self.queue.pending_counts)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
@@ -354,17 +356,19 @@ def _truncate(message: str) -> str:
     return message[:EVENT_MESSAGE_LIMIT - 3] + "..."
 
 
-def run(completed: Any, stop: threading.Event) -> int:
+def run(completed: Any, stop: threading.Event, *, max_in_unschedulable: float = q.UNSCHEDULABLE_TIMEOUT) -> int:
     """The scheduler's work for ``componentbase.run_component``: a ``CompletedConfig`` in, an exit code out.
 
     The ``Manager`` elects the leader itself (after its caches synced: a hot standby), so this function is
-    marked ``elects_leader`` where the command is made.
+    marked ``elects_leader`` where the command is made. ``max_in_unschedulable`` is the deprecated
+    ``--pod-max-in-unschedulable-pods-duration`` (not part of the config file, as in kube).
     """
     cfg = completed.config.component_config
     try:
         registry = Registry.from_plugin_manager(completed.config.plugins)
         # Events from a child process: each one is an API call this process's GIL need not pay for.
-        scheduler = Scheduler(Manager.from_config(completed), cfg, registry, event_sink="process")
+        scheduler = Scheduler(Manager.from_config(completed), cfg, registry, event_sink="process",
+                              max_in_unschedulable=max_in_unschedulable)
     except (RegistryError, profiles.ProfileError) as e:  # validation catches these first; a program may not
         for line in str(e).splitlines():
             log.error("%s", line)

@@ -41,7 +41,7 @@ INERT = {
     "requestheader-uid-headers": "x-uid", "requestheader-username-headers": "x-user",
     "log-flush-frequency": "1s", "log-text-info-buffer-size": "2Ki", "log-text-split-stream": "true",
     "log-json-info-buffer-size": "1M", "log-json-split-stream": "true", "emulated-version": "kube=1.33",
-    "min-compatibility-version": "1.32", "pod-max-in-unschedulable-pods-duration": "1m",
+    "min-compatibility-version": "1.32",
 }
 
 
@@ -91,7 +91,8 @@ def test_flags_without_effect_say_so_and_warn_once(tmp_path: Path) -> None:
 
 
 def test_effective_flags_do_not_warn(tmp_path: Path) -> None:
-    code, _, err = execute(["--permit-port-sharing", "--allow-metric-labels-manifest=" + str(tmp_path / "m.yaml"),
+    code, _, err = execute(["--permit-port-sharing", "--pod-max-in-unschedulable-pods-duration=1m",
+                            "--allow-metric-labels-manifest=" + str(tmp_path / "m.yaml"),
                             f"--write-config-to={tmp_path / 'out.yaml'}"])
     assert code == 1 and err.splitlines()[-1].startswith(
         f"Error: --allow-metric-labels-manifest: failed to read allow list manifest {tmp_path / 'm.yaml'}: ")
