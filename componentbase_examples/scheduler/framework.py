@@ -101,6 +101,8 @@ class Handle:
     #: The config's HTTP extenders (``extender.HTTPExtender``): DefaultPreemption asks those with a
     #: ``preemptVerb`` which candidates to keep.
     extenders: Sequence[Any] = ()
+    #: The scheduler's metrics (``metrics.SchedulerMetrics``): DefaultPreemption counts its attempts there.
+    metrics: Any = None
     #: The cluster's policy/v1 PodDisruptionBudgets, as the API's JSON (the scheduler's informer cache).
     pdbs: Callable[[], list[dict[str, Any]]] | None = None
     #: Carries out a preemption (``preemption.Preemptor``); without one, a PostFilter only nominates.

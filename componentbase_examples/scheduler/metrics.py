@@ -2,8 +2,10 @@
 
 ``scheduler_schedule_attempts_total{result,profile}`` (scheduled, unschedulable, error),
 ``scheduler_scheduling_attempt_duration_seconds{result,profile}`` (the scheduling cycle and, for a placed
-pod, its binding), and ``scheduler_pending_pods{queue}`` (active, backoff, unschedulable, gated), read from
-the queue at each scrape. Names, help texts and buckets are kube-scheduler's; ``--disabled-metrics`` applies.
+pod, its binding), ``scheduler_pending_pods{queue}`` (active, backoff, unschedulable, gated), read from
+the queue at each scrape, ``scheduler_preemption_attempts_total``, ``scheduler_preemption_victims`` and
+``scheduler_permit_wait_duration_seconds{result}``. Names, help texts and buckets are kube-scheduler's;
+``--disabled-metrics`` applies.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ __all__ = ["ERROR", "SCHEDULED", "UNSCHEDULABLE", "SchedulerMetrics"]
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
 #: kube's ExponentialBuckets(0.001, 2, 15).
 _ATTEMPT_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+#: kube's LinearBuckets(5, 5, 10).
+_VICTIM_BUCKETS = tuple(5.0 * (i + 1) for i in range(10))
 
 
 def _reader(pending: Callable[[], dict[str, int]], queue: str) -> Callable[[], float]:
@@ -30,6 +34,9 @@ class SchedulerMetrics:
     def __init__(self, metrics: componentbase.metrics.Metrics | None, pending: Callable[[], dict[str, int]]) -> None:
         self._attempts: Any = None
         self._duration: Any = None
+        self._preemptions: Any = None
+        self._victims: Any = None
+        self._permit_wait: Any = None
         if metrics is None:
             return
         # ~0.1 s to import: loaded when a scheduler is built, never for --help
@@ -54,6 +61,15 @@ class SchedulerMetrics:
                           "to schedule because they are gated.", ["queue"], registry=reg)
             for queue in ("active", "backoff", "unschedulable", "gated"):
                 gauge.labels(queue).set_function(_reader(pending, queue))
+        if "scheduler_preemption_attempts_total" not in off:
+            self._preemptions = Counter("scheduler_preemption_attempts", "Total preemption attempts in the cluster "
+                                        "till now", registry=reg)
+        if "scheduler_preemption_victims" not in off:
+            self._victims = Histogram("scheduler_preemption_victims", "Number of selected preemption victims",
+                                      buckets=_VICTIM_BUCKETS, registry=reg)
+        if "scheduler_permit_wait_duration_seconds" not in off:
+            self._permit_wait = Histogram("scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
+                                          ["result"], buckets=_ATTEMPT_BUCKETS, registry=reg)
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """One scheduling attempt ended with ``result`` after ``seconds``."""
@@ -61,3 +77,18 @@ class SchedulerMetrics:
             self._attempts.labels(result, profile).inc()
         if self._duration is not None:
             self._duration.labels(result, profile).observe(seconds)
+
+    def preemption_attempt(self) -> None:
+        """DefaultPreemption's PostFilter ran (kube counts every run, whatever it found)."""
+        if self._preemptions is not None:
+            self._preemptions.inc()
+
+    def preemption_victims(self, count: int) -> None:
+        """A candidate was chosen: ``count`` victims go."""
+        if self._victims is not None:
+            self._victims.observe(count)
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        """A pod's wait at Permit ended: ``Success`` or ``Unschedulable`` (kube's code names)."""
+        if self._permit_wait is not None:
+            self._permit_wait.labels(result).observe(seconds)

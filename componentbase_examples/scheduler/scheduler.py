@@ -94,13 +94,14 @@ class Scheduler:
         self.nominator = Nominator()
         self.pdbs = mgr.cache.informer("poddisruptionbudgets")
         self.waiting = WaitingPods()  # pods a Permit plugin holds
+        self.metrics = SchedulerMetrics(mgr.metrics, lambda: self.queue.pending_counts())
         extenders = extenders_from_config(cfg)
         preemptor = Preemptor(self.binder, self._submit, lambda name: self.recorders[name], self._retry_now,
                               self.waiting)
         handle = Handle(self.snapshot, binder=self.binder.bind, namespace_labels=self._namespace_labels,
                         workloads=workload_listers(mgr.cache), informer=plugin_informers, client=mgr.client,
                         nominator=self.nominator, pdbs=self.pdbs.list, preemptor=preemptor,
-                        waiting_pods=self.waiting, extenders=extenders)
+                        waiting_pods=self.waiting, extenders=extenders, metrics=self.metrics)
         self.frameworks: dict[str, Framework] = profiles.build_frameworks(cfg, registry, handle)
         sort = next(iter(self.frameworks.values())).queue_sort  # validation: every profile has the same one
         less = None if sort is None else (lambda a, b: bool(sort(a=a, b=b)))  # keywords: a plugin may name fewer
@@ -109,7 +110,6 @@ class Scheduler:
                                        hints=QueueingHints.from_frameworks(self.frameworks),
                                        max_in_unschedulable=max_in_unschedulable)
         plugin_informers.register(self.queue)
-        self.metrics = SchedulerMetrics(mgr.metrics, self.queue.pending_counts)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.algorithm.extenders = extenders
         ignore_extender_resources(cfg, self.frameworks)
@@ -235,8 +235,13 @@ class Scheduler:
         assert self._workers is not None, "schedule_one runs inside run()"
         if waits:  # the binding cycle starts once the pod is allowed, rejected or its wait runs out
             log.debug("Pod %s/%s waits at Permit for %s", pod.namespace, pod.name, ", ".join(sorted(waits)))
-            self.waiting.add(pod, waits, lambda rejected: self._submit(
-                lambda: self._binding_cycle(fw, state, qp, cycle, host, start, rejected)))
+            waited_from = time.monotonic()
+
+            def decided(rejected: Status | None) -> None:
+                self.metrics.permit_wait("Unschedulable" if rejected else "Success", time.monotonic() - waited_from)
+                self._submit(lambda: self._binding_cycle(fw, state, qp, cycle, host, start, rejected))
+
+            self.waiting.add(pod, waits, decided)
             return True
         self._workers.submit(lambda: self._binding_cycle(fw, state, qp, cycle, host, start))
         return True

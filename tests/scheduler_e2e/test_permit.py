@@ -108,10 +108,13 @@ def test_a_waiting_pod_deleted_gives_its_node_back_at_once(
 def test_preempting_a_waiting_pod_rejects_it_at_permit_instead_of_deleting_it(
         cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
     from .test_preemption import _classes
+    from .test_queueing import free_port, scrape
 
     _classes(cluster, low=10, high=1000)
     cluster.create(node("small", cpu="1", memory="2Gi"))
-    start_scheduler(ENABLE_GANG, plugins=(Gang,))
+    port = free_port()
+    start_scheduler(ENABLE_GANG, f"--secure-port={port}", "--authorization-always-allow-paths=/metrics",
+                    plugins=(Gang,))
     cluster.create(_member("held", "g", 2, timeout="600", cpu="800m", priorityClassName="low"))
     eventually(lambda: Gang.waited == ["held"], what="held waiting at Permit")
     cluster.create(pod("urgent", cpu="800m", priorityClassName="high"))
@@ -122,3 +125,7 @@ def test_preempting_a_waiting_pod_rejects_it_at_permit_instead_of_deleting_it(
     assert "0/1 nodes are available: 1 preempted." in failed  # its first failure: later ones say why it waits
     held = cluster.pods()["held"]  # rejected at Permit, not deleted: it is pending again
     assert "deletionTimestamp" not in held["metadata"] and not held["spec"].get("nodeName")
+    text = scrape(port)
+    assert "scheduler_preemption_attempts_total 1.0" in text.splitlines()
+    assert "scheduler_preemption_victims_count 1.0" in text.splitlines()
+    assert 'scheduler_permit_wait_duration_seconds_count{result="Unschedulable"} 1.0' in text.splitlines()

@@ -50,20 +50,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def attempts(port: int) -> dict[tuple[str, str], float]:
-    """``scheduler_schedule_attempts_total`` by (profile, result), scraped from the scheduler's ``/metrics``
-    (none while it is not serving yet)."""
+def scrape(port: int) -> str:
+    """The scheduler's ``/metrics`` ("" while it is not serving yet)."""
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # the scheduler's self-signed serving cert
     try:
         with urllib.request.urlopen(f"https://127.0.0.1:{port}/metrics", context=ctx, timeout=10) as resp:
-            text = resp.read().decode()
+            return str(resp.read().decode())
     except ConnectionRefusedError:
-        return {}
+        return ""
     except urllib.error.URLError as e:
         if isinstance(e.reason, ConnectionRefusedError):
-            return {}
+            return ""
         raise
+
+
+def attempts(port: int) -> dict[tuple[str, str], float]:
+    """``scheduler_schedule_attempts_total`` by (profile, result), scraped from the scheduler's ``/metrics``
+    (none while it is not serving yet)."""
+    text = scrape(port)
     found = {}
     for labels, value in re.findall(r"^scheduler_schedule_attempts_total\{(.*)\} (\S+)$", text, re.M):
         pairs = dict(re.findall(r'(\w+)="([^"]*)"', labels))

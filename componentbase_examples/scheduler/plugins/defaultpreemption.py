@@ -99,6 +99,8 @@ class DefaultPreemption(Plugin):
 
     @componentbase.hookimpl
     def scheduler_post_filter(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus) -> PostFilterResult:
+        if self.handle.metrics is not None:
+            self.handle.metrics.preemption_attempt()
         result = self.preempt(state, pod, statuses)
         message = result.status.message()
         if message:  # kube's PostFilter prefixes whatever preemption says
@@ -231,6 +233,8 @@ class DefaultPreemption(Plugin):
             if nominator is not None else []
         for p in lower:
             nominator.delete(p.key)  # type: ignore[union-attr]
+        if self.handle.metrics is not None:
+            self.handle.metrics.preemption_victims(len(candidate.victims))
         preemptor = self.handle.preemptor
         if preemptor is not None:
             preemptor.preempt(pod, candidate.name, [v for v in candidate.victims
