@@ -13,7 +13,7 @@ from .auth import Attributes, User
 from .errors import ApiError
 from .routing import Route
 
-__all__ = ["ADMIN", "Authenticator", "authorize"]
+__all__ = ["ADMIN", "Authenticator", "authorize", "check"]
 
 ADMIN = User("system:admin", "", ("system:masters", "system:authenticated"))
 
@@ -61,17 +61,23 @@ def authorize(authorizer: Any, user: User, route: Route, query: Mapping[str, str
     res = route.res
     name = _name_of(route, query or {})
     if res is None:
-        attrs = Attributes(verb="get", path=route.path)
+        check(authorizer, user, Attributes(verb="get", path=route.path))
     else:
-        attrs = Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, name)
+        check(authorizer, user, Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, name),
+              res.key)
+
+
+def check(authorizer: Any, user: User, attrs: Attributes, key: str = "") -> None:
+    """Raise kube's 403 for ``attrs`` unless allowed; ``key`` is the resource as kube qualifies it
+    (``pods``, ``deployments.apps``)."""
     allowed, reason = authorizer.decide(user, attrs)
     if allowed:
         return
-    if res is None:
+    if not attrs.resource:
         raise ApiError(403, "Forbidden", f"forbidden: {reason}", {})
-    target = f'{res.key} "{name}"' if name else res.key
-    details: dict[str, Any] = {"name": name} if name else {}
-    if res.group:
-        details["group"] = res.group
-    details["kind"] = res.plural
+    target = f'{key} "{attrs.name}"' if attrs.name else key
+    details: dict[str, Any] = {"name": attrs.name} if attrs.name else {}
+    if attrs.group:
+        details["group"] = attrs.group
+    details["kind"] = attrs.resource
     raise ApiError(403, "Forbidden", f"{target} is forbidden: {reason}", details)

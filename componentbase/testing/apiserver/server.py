@@ -22,6 +22,7 @@ from ._control import FAULTS_PATH, apply_faults, control, is_control
 from ._deadlines import IDLE_TIMEOUT, HeadDeadlines, wait_for_request
 from ._fields import check_fields
 from ._http import HeaderError, read_headers
+from ._impersonate import impersonated
 from ._media import render, request_body, watch_rows
 from ._options import options_of
 from ._rbac import Decider
@@ -337,7 +338,7 @@ class _Handler(BaseHTTPRequestHandler):
         user = self.server.authenticator.request(self.headers.get("Authorization") or "", self.connection)
         if user is None:
             raise ApiError(401, "Unauthorized", "Unauthorized")
-        return user
+        return impersonated(self.headers, user, self.server.authorizer, self.server.enforce_authorization)
 
     # --- watch ---------------------------------------------------------------------------------
 
