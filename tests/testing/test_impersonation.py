@@ -79,3 +79,26 @@ def test_a_group_without_a_user_is_kubes_internal_error(server: LoopbackAPIServe
             client.CoreV1Api(api).list_namespaced_pod("default")
     assert info.value.status == 500
     assert "requested [{Group  devs    }] without impersonating a user" in info.value.body
+
+
+def _status_of(server: LoopbackAPIServer, path: str) -> tuple[int, dict[str, object] | str]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=10, context=server.ssl_context()) as r:
+            return int(r.status), r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_without_credentials_a_request_is_system_anonymous_under_rbac(server: LoopbackAPIServer) -> None:
+    assert _status_of(server, "/healthz") == (200, "ok")  # system:public-info-viewer
+    assert _status_of(server, "/version")[0] == 200
+    code, body = _status_of(server, "/api/v1/namespaces/default/pods")
+    assert code == 403 and isinstance(body, dict) and body["message"] == (
+        'pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" in the namespace '
+        '"default"')
+    with LoopbackAPIServer(rbac=True, anonymous_auth=False) as closed:
+        assert _status_of(closed, "/healthz")[0] == 401

@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--enable-garbage-collector", type=_boolean, nargs="?", const=True, default=True,
                    metavar="BOOL", help="delete objects whose owners are gone and honour Foreground and Orphan "
                    "propagation (default true); =false leaves orphans in place")
+    p.add_argument("--anonymous-auth", type=_boolean, nargs="?", const=True, default=True, metavar="BOOL",
+                   help="with authorization enforced, a request without credentials is system:anonymous (group "
+                   "system:unauthenticated), as kube-apiserver's (default true); =false answers it 401")
     p.add_argument("--bookmark-interval", type=float, default=DEFAULT_BOOKMARK_INTERVAL, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one (default: 60, as kube-apiserver)")
     p.add_argument("--publish-kubelet-client-ca", action="store_true",
@@ -98,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bookmark_interval=args.bookmark_interval,
             crd_dirs=args.crd_dir,
             garbage_collection=args.enable_garbage_collector,
+            anonymous_auth=args.anonymous_auth,
             tls=True if args.tls else None,
             client_ca_file=args.client_ca_file,
             rbac=args.authorization_mode == "RBAC",

@@ -13,18 +13,22 @@ from .auth import Attributes, User
 from .errors import ApiError
 from .routing import Route
 
-__all__ = ["ADMIN", "Authenticator", "authorize", "check"]
+__all__ = ["ADMIN", "ANONYMOUS", "Authenticator", "authorize", "check"]
 
 ADMIN = User("system:admin", "", ("system:masters", "system:authenticated"))
+#: Who a request without credentials is when anonymous requests are on (kube-apiserver's --anonymous-auth).
+ANONYMOUS = User("system:anonymous", "", ("system:unauthenticated",))
 
 
 @dataclass
 class Authenticator:
-    """``enabled`` False lets every request in as ``ADMIN``; otherwise a request needs a credential."""
+    """``enabled`` False lets every request in as ``ADMIN``; otherwise a request needs a credential, or
+    with ``anonymous`` one without any is ``system:anonymous`` (a wrong token is still a 401)."""
 
     tokens: Mapping[str, User]
     service_accounts: ServiceAccountTokens | None = None
     enabled: bool = False
+    anonymous: bool = False
 
     def token(self, token: str) -> User | None:
         """The user a bearer token names: a static one first, then a ServiceAccount token."""
@@ -41,7 +45,9 @@ class Authenticator:
         if user is not None:
             return user
         scheme, _, token = authorization.partition(" ")
-        return self.token(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        if scheme.lower() == "bearer" and token.strip():
+            return self.token(token.strip())
+        return ANONYMOUS if self.anonymous else None
 
 
 def _name_of(route: Route, query: Mapping[str, str]) -> str:

@@ -79,6 +79,7 @@ class LoopbackAPIServer:
         rbac: bool = False,
         publish_kubelet_client_ca: bool = False,
         header_timeout: float = HEADER_TIMEOUT,
+        anonymous_auth: bool = True,
     ) -> None:
         self._port = port
         self._resources = list(resources)
@@ -96,6 +97,8 @@ class LoopbackAPIServer:
         self.authorizer = Authorizer.from_rules(policy)
         self.rbac = rbac
         self.enforce_authorization = enforce_authorization or rbac
+        # kube-apiserver's --anonymous-auth, which it turns off itself under AlwaysAllow authorization
+        self.anonymous_auth = anonymous_auth and self.enforce_authorization
         self._client_ca_file = os.fspath(client_ca_file) if client_ca_file is not None else None
         self.authentication = self.tokens is not None or client_ca_file is not None or rbac
         if tls is False and self.authentication:
@@ -220,7 +223,8 @@ class LoopbackAPIServer:
         if not self.authentication:
             return Authenticator({}, enabled=False)
         bucket = registry.must("", "v1", "serviceaccounts").bucket
-        return Authenticator(self.tokens or {}, ServiceAccountTokens(self.store, bucket, _ISSUER), enabled=True)
+        return Authenticator(self.tokens or {}, ServiceAccountTokens(self.store, bucket, _ISSUER), enabled=True,
+                             anonymous=self.anonymous_auth)
 
     def _admin_cert(self) -> tuple[bytes, bytes] | None:
         """The kubeconfig's credential when authentication is on without tokens: envtest's admin."""
