@@ -145,3 +145,24 @@ def test_readiness_and_liveness_probes(kube: Kube, tmp_path: Path) -> None:
                            what="the liveness restart")
     assert restarted["lastState"]["terminated"]["exitCode"] in (137, 143)
     assert _state(kube, "probed")["http"]["restartCount"] == 0  # its tcpSocket liveness probe passes
+
+
+def test_a_startup_probe_holds_readiness_back_and_kills_a_container_that_never_starts(
+        kube: Kube, tmp_path: Path) -> None:
+    up = tmp_path / "up"
+    fast = {"periodSeconds": 1, "failureThreshold": 2}
+    kube.create_pod("slow", [
+        {"name": "app", "image": "-", "command": ["sleep", "60"],
+         "startupProbe": {"exec": {"command": ["test", "-f", str(up)]}, "periodSeconds": 1, "failureThreshold": 60},
+         "readinessProbe": {"exec": {"command": ["true"]}, **fast}},
+        {"name": "never", "image": "-", "command": ["sleep", "60"],
+         "startupProbe": {"exec": {"command": ["false"]}, **fast, "terminationGracePeriodSeconds": 1}}])
+    eventually(lambda: _state(kube, "slow").get("app", {}).get("state", {}).get("running"), 30, what="app running")
+    app = _state(kube, "slow")["app"]
+    assert (app["started"], app["ready"]) == (False, False)  # its readiness probe passes, but it has not started
+    up.touch()
+    eventually(lambda: (_state(kube, "slow")["app"].get("started"), _state(kube, "slow")["app"].get("ready"))
+               == (True, True), 30, what="app started, then ready")
+    never = eventually(lambda: (s := _state(kube, "slow")["never"]).get("restartCount", 0) >= 1 and s, 30,
+                       what="the container failing its startup probe restarted")
+    assert never["lastState"]["terminated"]["exitCode"] in (137, 143) and never["started"] is False

@@ -103,6 +103,8 @@ class ContainerProcess:
         self.finished = False
         #: The readiness probe's verdict on this run; None: no readiness probe (running means ready).
         self.probe_ready: bool | None = None
+        #: The startup probe's verdict on this run; None: no startup probe (running means started).
+        self.probe_started: bool | None = None
         #: Called with this container when a run starts and with None when it ends (the provider's probes).
         self.on_run: Callable[[ContainerProcess, dict[str, Any] | None], None] = lambda proc, run: None
         self._launched = False
@@ -177,11 +179,19 @@ class ContainerProcess:
         if changed:
             self._on_change()
 
+    def set_started(self, started: bool | None) -> None:
+        """The startup probe's verdict (None: no probe); not started is not ready either."""
+        with self._lock:
+            changed, self.probe_started = self.probe_started != started, started
+        if changed:
+            self._on_change()
+
     def status(self, image: str) -> dict[str, Any]:
         with self._lock:
             running = "running" in self.state
+            started = running and self.probe_started is not False
             status: dict[str, Any] = {"name": self.name, "image": image, "imageID": "",
-                                      "ready": running and self.probe_ready is not False, "started": running,
+                                      "ready": started and self.probe_ready is not False, "started": started,
                                       "restartCount": self.restart_count, "state": dict(self.state)}
             pid = self.pid
             if pid is not None:

@@ -1,13 +1,15 @@
-"""Readiness and liveness probes of a process container, run as the kubelet's prober workers run them.
+"""Startup, readiness and liveness probes of a process container, run as the kubelet's prober workers run them.
 
 One worker per probe and container run: it waits ``initialDelaySeconds``, then probes every ``periodSeconds``
 (each probe given ``timeoutSeconds``); ``successThreshold`` successes in a row make the result a success,
 ``failureThreshold`` failures in a row a failure. Readiness starts as a failure (not ready until a probe
 succeeds) and sets the container's ``ready``; liveness starts as a success, and its failure kills the run
 (SIGTERM, SIGKILL after the probe's or the pod's ``terminationGracePeriodSeconds``), after which
-``restartPolicy`` decides, as the kubelet does. ``exec`` runs the command with the container's environment
-and succeeds on exit code 0; ``httpGet`` succeeds on a status from 200 to 399 (HTTPS unverified, as the
-kubelet's); ``tcpSocket`` on an accepted connection. ``grpc`` probes are not run.
+``restartPolicy`` decides, as the kubelet does. A startup probe holds the other two back: until it succeeds
+the container is not ``started`` (nor ready), and failing ``failureThreshold`` times kills it as a failed
+liveness probe does; once it succeeded it is not run again in that run. ``exec`` runs the command with
+the container's environment and succeeds on exit code 0; ``httpGet`` succeeds on a status from 200 to 399
+(HTTPS unverified, as the kubelet's); ``tcpSocket`` on an accepted connection. ``grpc`` probes are not run.
 """
 
 from __future__ import annotations
@@ -76,12 +78,14 @@ class _Worker:
     def __init__(self, kind: str, probe: dict[str, Any], run: Callable[[], tuple[bool, str]],
                  on_result: Callable[[bool], None], name: str) -> None:
         self.kind, self.probe, self.run, self.on_result = kind, probe, run, on_result
+        #: Liveness starts as a success, readiness as a failure; startup as neither (both results count).
+        self.initial: bool | None = {"liveness": True, "readiness": False}.get(kind)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, name=f"probe-{kind}-{name}", daemon=True)
         self.thread.start()
 
     def _loop(self) -> None:
-        result = self.kind == "liveness"  # liveness starts as a success, readiness as a failure
+        result = self.initial
         in_a_row = 0
         last: bool | None = None
         if self.stop.wait(float(self.probe.get("initialDelaySeconds") or 0)):
@@ -99,6 +103,8 @@ class _Worker:
                 if not ok:
                     log.info("%s probe failed: %s", self.kind.capitalize(), why)
                 self.on_result(ok)
+                if self.kind == "startup":
+                    return  # done for this run: started, or killed
             if self.stop.wait(float(self.probe.get("periodSeconds") or 10)):
                 return
 
@@ -112,32 +118,59 @@ class ContainerProbes:
         self.grace = grace
         self._workers: list[_Worker] = []
         self._lock = threading.Lock()
+        self._runs = 0  # a startup probe's success may come as its run ends: its workers must not outlive it
 
     def __call__(self, proc: Any, run: dict[str, Any] | None) -> None:
         with self._lock:
+            self._runs += 1
             workers, self._workers = self._workers, []
         for worker in workers:
             worker.stop.set()
-        readiness, liveness = self.container.get("readinessProbe"), self.container.get("livenessProbe")
         if run is None:
             return
-        proc.set_ready(False if readiness else None)
-        started = []
+        startup = self.container.get("startupProbe")
+        proc.set_ready(False if self.container.get("readinessProbe") else None)
+        proc.set_started(False if startup else None)
+        this_run = self._runs
+        if not startup:
+            self._start(proc, self._after_startup(proc), this_run)
+            return
+
+        def started(ok: bool) -> None:
+            if not ok:
+                self._kill(proc, startup, "startup")
+                return
+            proc.set_started(True)
+            self._start(proc, self._after_startup(proc), this_run)
+
+        self._start(proc, [("startup", startup, started)], this_run)
+
+    def _after_startup(self, proc: Any) -> list[tuple[str, Any, Callable[[bool], None]]]:
+        liveness = self.container.get("livenessProbe")
+
         def alive(ok: bool) -> None:
             if not ok:
-                self._kill(proc, liveness)
+                self._kill(proc, liveness, "liveness")
 
-        for kind, probe, on_result in (("readiness", readiness, proc.set_ready), ("liveness", liveness, alive)):
+        return [("readiness", self.container.get("readinessProbe"), proc.set_ready), ("liveness", liveness, alive)]
+
+    def _start(self, proc: Any, probes: list[tuple[str, Any, Callable[[bool], None]]], run: int) -> None:
+        started = []
+        for kind, probe, on_result in probes:
             if probe:
                 def once(probe: dict[str, Any] = probe) -> tuple[bool, str]:
                     return probe_once(probe, host=self.host, env=proc.env, working_dir=proc.working_dir,
                                       ports=list(self.container.get("ports") or ()))
                 started.append(_Worker(kind, probe, once, on_result, proc.name))
         with self._lock:
-            self._workers = started
+            current = run == self._runs
+            if current:
+                self._workers.extend(started)
+        for worker in () if current else started:
+            worker.stop.set()
 
-    def _kill(self, proc: Any, probe: dict[str, Any] | None) -> None:
-        log.info("Container %s failed liveness probe, will be restarted", proc.name)
+    def _kill(self, proc: Any, probe: dict[str, Any] | None, kind: str) -> None:
+        log.info("Container %s failed %s probe, will be restarted", proc.name, kind)
         grace = (probe or {}).get("terminationGracePeriodSeconds")
         threading.Thread(target=proc.kill, args=(float(grace) if grace is not None else self.grace,),
                          daemon=True).start()

@@ -160,12 +160,12 @@ class ProcessProvider:
                 "on_change": functools.partial(self._changed, key)}
 
     def _probes(self, rec: _PodRecord) -> None:
-        """The readiness and liveness probes of the pod's (not init) containers follow their runs."""
+        """The startup, readiness and liveness probes of the pod's (not init) containers follow their runs."""
         spec = rec.pod.get("spec") or {}
         grace = float(spec.get("terminationGracePeriodSeconds", 30))
         for c in spec.get("containers") or ():
             proc = rec.containers.get(str(c.get("name")))
-            if proc is not None and (c.get("readinessProbe") or c.get("livenessProbe")):
+            if proc is not None and (c.get("startupProbe") or c.get("readinessProbe") or c.get("livenessProbe")):
                 proc.on_run = ContainerProbes(c, host=self.context.internal_ip or "127.0.0.1", grace=grace)
 
     def _adopt_once(self) -> None:
