@@ -3,7 +3,8 @@
 ``scheduler_schedule_attempts_total{result,profile}`` (scheduled, unschedulable, error),
 ``scheduler_scheduling_attempt_duration_seconds{result,profile}`` (the scheduling cycle and, for a placed
 pod, its binding), ``scheduler_pending_pods{queue}`` (active, backoff, unschedulable, gated), read from
-the queue at each scrape, ``scheduler_preemption_attempts_total``, ``scheduler_preemption_victims`` and
+the queue at each scrape, ``scheduler_queue_incoming_pods_total{queue,event}``,
+``scheduler_preemption_attempts_total``, ``scheduler_preemption_victims`` and
 ``scheduler_permit_wait_duration_seconds{result}``. Names, help texts and buckets are kube-scheduler's;
 ``--disabled-metrics`` applies.
 """
@@ -37,6 +38,7 @@ class SchedulerMetrics:
         self._preemptions: Any = None
         self._victims: Any = None
         self._permit_wait: Any = None
+        self._incoming: Any = None
         if metrics is None:
             return
         # ~0.1 s to import: loaded when a scheduler is built, never for --help
@@ -61,6 +63,9 @@ class SchedulerMetrics:
                           "to schedule because they are gated.", ["queue"], registry=reg)
             for queue in ("active", "backoff", "unschedulable", "gated"):
                 gauge.labels(queue).set_function(_reader(pending, queue))
+        if "scheduler_queue_incoming_pods_total" not in off:
+            self._incoming = Counter("scheduler_queue_incoming_pods", "Number of pods added to scheduling queues "
+                                     "by event and queue type.", ["queue", "event"], registry=reg)
         if "scheduler_preemption_attempts_total" not in off:
             self._preemptions = Counter("scheduler_preemption_attempts", "Total preemption attempts in the cluster "
                                         "till now", registry=reg)
@@ -77,6 +82,11 @@ class SchedulerMetrics:
             self._attempts.labels(result, profile).inc()
         if self._duration is not None:
             self._duration.labels(result, profile).observe(seconds)
+
+    def queue_incoming(self, queue: str, event: str) -> None:
+        """A pod entered ``queue`` (active, backoff, unschedulable) on ``event`` (PodAdd, NodeAdd...)."""
+        if self._incoming is not None:
+            self._incoming.labels(queue, event).inc()
 
     def preemption_attempt(self) -> None:
         """DefaultPreemption's PostFilter ran (kube counts every run, whatever it found)."""

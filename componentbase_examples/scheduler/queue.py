@@ -54,13 +54,16 @@ class SchedulingQueue:
     def __init__(self, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
                  hints: QueueingHints | None = None, max_in_unschedulable: float = UNSCHEDULABLE_TIMEOUT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 incoming: Callable[[str, str], None] | None = None) -> None:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.less = less or priority_less
         self.hints = hints or QueueingHints()
         self.max_in_unschedulable = max_in_unschedulable
         self.clock = clock
+        #: ``incoming(queue, event)`` for each pod entering a queue (``scheduler_queue_incoming_pods_total``).
+        self.incoming = incoming or (lambda queue, event: None)
         self._cond = threading.Condition()
         self._active: list[QueuedPodInfo] = []  # heap by ``less``
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []  # rejected pods: heap by (expiry, order)
@@ -81,14 +84,14 @@ class SchedulingQueue:
             if pod.key in self._where:
                 self._update_locked(pod, None)
             else:
-                self._move_to_active(QueuedPodInfo(pod, self.clock(), self.less))
+                self._move_to_active(QueuedPodInfo(pod, self.clock(), self.less), "PodAdd")
 
     def update(self, pod: PodInfo, old: Any = None) -> None:
         """A pending pod changed (``old``: its previous object): updated where it is; a parked one is
         retried if a hint of a plugin that rejected it says this change can help (gates removed...)."""
         with self._cond:
             if pod.key not in self._where:
-                self._move_to_active(QueuedPodInfo(pod, self.clock(), self.less))
+                self._move_to_active(QueuedPodInfo(pod, self.clock(), self.less), "PodUpdate")
             else:
                 self._update_locked(pod, old)
 
@@ -243,13 +246,15 @@ class SchedulingQueue:
     def _requeue(self, qp: QueuedPodInfo, strategy: Strategy, event: str) -> str:
         """Park, back off or activate ``qp`` (not in any queue now); returns where it went."""
         if strategy is Strategy.SKIP:
-            self._park(qp)
+            self._park(qp, event)
             return UNSCHEDULABLE
         if self._backing_off(qp):
-            return BACKOFF if self._move_to_backoff(qp) else UNSCHEDULABLE
-        return ACTIVE if self._move_to_active(qp) else UNSCHEDULABLE
+            return BACKOFF if self._move_to_backoff(qp, event) else UNSCHEDULABLE
+        return ACTIVE if self._move_to_active(qp, event) else UNSCHEDULABLE
 
-    def _park(self, qp: QueuedPodInfo) -> None:
+    def _park(self, qp: QueuedPodInfo, event: str) -> None:
+        if event and qp.pod.key not in self._unschedulable:
+            self.incoming("unschedulable", event)
         self._unschedulable[qp.pod.key] = qp
         self._where[qp.pod.key] = UNSCHEDULABLE
         self._info[qp.pod.key] = qp
@@ -271,31 +276,34 @@ class SchedulingQueue:
         qp.gating_plugin = ""
         qp.gating_events = ()
 
-    def _gated(self, qp: QueuedPodInfo) -> bool:
+    def _gated(self, qp: QueuedPodInfo, event: str) -> bool:
         """Run PreEnqueue; a pod it holds is parked (unless it is queued already)."""
         self._run_pre_enqueue(qp)
         if qp.gated() and qp.pod.key not in self._where:
-            self._park(qp)
+            self._park(qp, event)
         return qp.gated()
 
-    def _move_to_active(self, qp: QueuedPodInfo, from_backoff: bool = False) -> bool:
-        if not from_backoff and self._gated(qp):
+    def _move_to_active(self, qp: QueuedPodInfo, event: str, from_backoff: bool = False) -> bool:
+        if not from_backoff and self._gated(qp, event):
             return False
         if qp.initial_attempt is None:
             qp.initial_attempt = self.clock()
         heapq.heappush(self._active, qp)
         self._where[qp.pod.key] = ACTIVE
         self._info[qp.pod.key] = qp
+        self.incoming("active", event)
         self._cond.notify()
         return True
 
-    def _move_to_backoff(self, qp: QueuedPodInfo) -> bool:
-        if self._gated(qp):  # PreEnqueue runs on entering backoffQ, not again on leaving it
+    def _move_to_backoff(self, qp: QueuedPodInfo, event: str) -> bool:
+        if self._gated(qp, event):  # PreEnqueue runs on entering backoffQ, not again on leaving it
             return False
         heap = self._backoff if qp.unschedulable_plugins else self._error_backoff
         heapq.heappush(heap, (self._expiry(qp), next(self._seq), qp))
         self._where[qp.pod.key] = BACKOFF
         self._info[qp.pod.key] = qp
+        if event:
+            self.incoming("backoff", event)
         self._cond.notify()
         return True
 
@@ -328,7 +336,7 @@ class SchedulingQueue:
             while heap and heap[0][0] < window:
                 _, _, qp = heapq.heappop(heap)
                 del self._where[qp.pod.key]
-                moved += self._move_to_active(qp, from_backoff=True)
+                moved += self._move_to_active(qp, "BackoffComplete", from_backoff=True)
         return moved
 
     def _next_backoff_wait(self) -> float | None:
@@ -353,7 +361,7 @@ class SchedulingQueue:
         elif where == BACKOFF:
             self._remove_backoff(qp)
             del self._where[key]
-            self._move_to_backoff(qp)
+            self._move_to_backoff(qp, "")  # updated where it waits: not an incoming pod (kube counts none)
         elif where == UNSCHEDULABLE:
             for event in events:
                 strategy = self.hints.worth_requeuing(pod, qp.unschedulable_plugins, event, old, pod.pod)

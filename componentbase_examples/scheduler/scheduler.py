@@ -108,7 +108,8 @@ class Scheduler:
         self.queue = q.SchedulingQueue(initial_backoff=float(cfg.pod_initial_backoff_seconds),
                                        max_backoff=float(cfg.pod_max_backoff_seconds), less=less,
                                        hints=QueueingHints.from_frameworks(self.frameworks),
-                                       max_in_unschedulable=max_in_unschedulable)
+                                       max_in_unschedulable=max_in_unschedulable,
+                                       incoming=self.metrics.queue_incoming)
         plugin_informers.register(self.queue)
         self.algorithm = SchedulingAlgorithm(self.snapshot, cfg.percentage_of_nodes_to_score, rng)
         self.algorithm.extenders = extenders

@@ -225,3 +225,21 @@ def test_update_and_delete() -> None:
     q.done(qp.pod.key)
     q.add_unschedulable_if_not_present(qp, q.scheduling_cycle, [])  # done: nothing to park
     assert q.lengths() == (0, 0, 0)
+
+
+def test_each_pod_entering_a_queue_is_counted_by_queue_and_event_as_kubes_incoming_pods_metric() -> None:
+    clock = FakeClock()
+    seen: list[tuple[str, str]] = []
+    q = SchedulingQueue(initial_backoff=1.0, max_backoff=10.0, clock=clock.monotonic, hints=HINTS,
+                        incoming=lambda queue, event: seen.append((queue, event)))
+    q.add(info("p"))
+    park(q, "p", "NodeResourcesFit")
+    q.move_all_to_active_or_backoff(ev.EVENT_NODE_ADD, None, node("n2"))
+    clock.step(10)
+    qp = q.pop(timeout=0)  # its backoff over
+    assert qp is not None
+    q.add_unschedulable_if_not_present(qp, q.scheduling_cycle, (), error=True)  # an error: to backoff
+    assert seen == [("active", "PodAdd"), ("unschedulable", "ScheduleAttemptFailure"), ("backoff", "NodeAdd"),
+                    ("active", "BackoffComplete"), ("backoff", "ScheduleAttemptFailure")]
+    clock.step(100)
+    assert popped(q) == "p" and seen[-1] == ("active", "BackoffComplete")

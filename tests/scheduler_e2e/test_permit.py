@@ -129,3 +129,4 @@ def test_preempting_a_waiting_pod_rejects_it_at_permit_instead_of_deleting_it(
     assert "scheduler_preemption_attempts_total 1.0" in text.splitlines()
     assert "scheduler_preemption_victims_count 1.0" in text.splitlines()
     assert 'scheduler_permit_wait_duration_seconds_count{result="Unschedulable"} 1.0' in text.splitlines()
+    assert 'scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"} 2.0' in text.splitlines()
