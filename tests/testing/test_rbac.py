@@ -267,3 +267,20 @@ def test_a_role_limited_by_name_may_list_and_watch_its_one_object(server: Loopba
         refused = _forbidden(lambda: v1.list_namespaced_config_map("default", field_selector="metadata.name=two"))
         assert refused["message"].startswith('configmaps "two" is forbidden: User ')
         _forbidden(lambda: v1.list_namespaced_config_map("default"))
+
+
+def test_an_aggregated_cluster_role_stores_the_rules_of_the_roles_it_selects(server: LoopbackAPIServer,
+                                                                             admin: client.ApiClient) -> None:
+    rbac = client.RbacAuthorizationV1Api(admin)
+    widgets = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "watch"]}
+
+    def view_rules() -> list[dict[str, Any]]:
+        return admin.sanitize_for_serialization(rbac.read_cluster_role("view"))["rules"]  # type: ignore[no-any-return]
+
+    assert widgets not in view_rules()
+    rbac.create_cluster_role(_role("widgets-view", widgets, kind="ClusterRole",
+                                   labels={"rbac.authorization.k8s.io/aggregate-to-view": "true"}))
+    assert widgets in view_rules()  # as kube's aggregation controller writes them
+    assert widgets in admin.sanitize_for_serialization(rbac.read_cluster_role("admin"))["rules"]  # admin has view
+    rbac.delete_cluster_role("widgets-view")
+    assert widgets not in view_rules()

@@ -1,5 +1,6 @@
 """The controllers kube-controller-manager runs for object lifecycle: the garbage collector
-(pkg/controller/garbagecollector) and the namespace controller (pkg/controller/namespace/deletion).
+(pkg/controller/garbagecollector), the namespace controller (pkg/controller/namespace/deletion) and the
+ClusterRole aggregation controller (``_aggregation``).
 
 They run synchronously, not as a background loop: every write and removal notes the work it causes
 (``written``, ``removed``), and ``settle`` does that work, under the store's lock, before the request
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._aggregation import CLUSTER_ROLES, aggregate_cluster_roles
 from ._deletion import FOREGROUND, ORPHAN, Deleter, delete, done_deleting
 from ._namespaces import sweep
 from ._wire import Options, Request
@@ -55,6 +57,8 @@ class Collector:
         key = (res.bucket, meta.get("namespace", ""), meta.get("name", ""))
         if res.key == "namespaces" and meta.get("deletionTimestamp"):
             self._pending[("namespace", ("", "", key[2]))] = None
+        if res.key == CLUSTER_ROLES:
+            self._pending[("aggregate", ("", "", ""))] = None
         if not self._rest.garbage_collection:
             return
         refs = _refs(entry.obj)
@@ -73,6 +77,8 @@ class Collector:
         key = (res.bucket, meta.get("namespace", ""), meta.get("name", ""))
         if key[1]:
             self._pending[("namespace", ("", "", key[1]))] = None
+        if res.key == CLUSTER_ROLES:
+            self._pending[("aggregate", ("", "", ""))] = None
         if not self._rest.garbage_collection:
             return
         for dep in self._dependents.pop(str(meta.get("uid")), ()):
@@ -116,6 +122,9 @@ class Collector:
             del self._pending[(kind, key)]
             if kind == "namespace":
                 sweep(self._rest, key[2])
+                continue
+            if kind == "aggregate":
+                aggregate_cluster_roles(self._rest)
                 continue
             res = self._bucket(key[0])
             entry = self._rest.store.get(*key)
