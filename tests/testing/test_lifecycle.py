@@ -272,3 +272,17 @@ def test_generation_of_a_custom_resource_without_status_subresource(custom: clie
     patched = custom.patch_namespaced_custom_object("example.com", "v1", NS, "gadgets", "g",
                                                     {"status": {"ready": True}})
     assert patched["metadata"]["generation"] == 2 and patched["status"] == {"ready": True}
+
+
+def test_the_legacy_orphan_dependents_false_is_answered_202_while_the_object_stays(
+        kube_client: client.ApiClient, v1: client.CoreV1Api) -> None:
+    """kube's DeleteResource: 202 Accepted for orphanDependents=false when the object is not gone yet, else 200."""
+    v1.create_namespaced_config_map(NS, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
+    v1.create_namespaced_config_map(NS, {"metadata": {"name": "free"}})
+    held = v1.delete_namespaced_config_map("held", NS, orphan_dependents=False, _preload_content=False)
+    assert held.status == 202 and _body(held)["metadata"]["deletionTimestamp"]
+    assert v1.delete_namespaced_config_map("free", NS, orphan_dependents=False, _preload_content=False).status == 200
+    v1.create_namespaced_config_map(NS, {"metadata": {"name": "held2", "finalizers": ["example.com/hold"]}})
+    assert v1.delete_namespaced_config_map("held2", NS, _preload_content=False).status == 200  # not asked: 200
+    for name in ("held", "held2"):
+        v1.patch_namespaced_config_map(name, NS, {"metadata": {"finalizers": None}})

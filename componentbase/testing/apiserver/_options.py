@@ -60,7 +60,7 @@ def options_of(verb: str, query: Sequence[tuple[str, str]], body: bytes, content
             orphan = _query_bool(query, "orphanDependents")
     if any(v not in _DRY_RUN_VALUES for v in dry_run):
         raise _unsupported_dry_run(kind, dry_run)
-    return Options(bool(dry_run), grace, preconditions, _propagation(policy, orphan))
+    return Options(bool(dry_run), grace, preconditions, _propagation(policy, orphan), orphan)
 
 
 def _last(query: Sequence[tuple[str, str]], key: str) -> str | None:

@@ -43,6 +43,7 @@ class Options:
     grace: int | None = None  # DeleteOptions.gracePeriodSeconds
     preconditions: dict[str, Any] | None = None  # DeleteOptions.preconditions
     propagation: str | None = None  # DeleteOptions.propagationPolicy, or what orphanDependents means
+    orphan_dependents: bool | None = None  # the deprecated DeleteOptions.orphanDependents, as given
 
 
 @dataclass(slots=True)

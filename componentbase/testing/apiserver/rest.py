@@ -306,7 +306,11 @@ class Rest:
             _check_preconditions(req, cur)
             if req.res.key == "namespaces":
                 return Reply(200, delete_namespace(self, req, cur).raw)
-            return Reply(200, view(req.res, self._delete(req, req.namespace, cur)).raw)
+            entry = self._delete(req, req.namespace, cur)
+            # kube answers 202 only to the deprecated orphanDependents=false, when the object stays for now
+            waits = req.options.orphan_dependents is False and not req.options.dry_run and \
+                self.store.get(req.res.bucket, req.namespace, req.name) is not None
+            return Reply(202 if waits else 200, view(req.res, entry).raw)
 
     def _delete(self, req: Request, namespace: str, cur: Entry) -> Entry:
         return delete(self, req, namespace, cur)
