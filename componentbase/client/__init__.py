@@ -52,6 +52,9 @@ from componentbase.client._incluster import (
     SERVICE_ACCOUNT_DIR_ENV,
     load_incluster_config,
 )
+from componentbase.client._json import (
+    decode_json,
+)
 from componentbase.client._metrics import (
     RequestObservation,
     api_client_of,
@@ -93,6 +96,7 @@ __all__ = [
     "ThrottledTimeout",
     "UnknownKind",
     "api_client_of",
+    "decode_json",
     "describe",
     "describe_client",
     "format_micro_time",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from componentbase.client._json import decode_json
 from componentbase.util import Backoff, retry_on_error
 
 __all__ = [
@@ -280,7 +281,7 @@ def retry_on_conflict(fn: Callable[[], T], backoff: Backoff = DEFAULT_RETRY, sto
 
 def json_body(resp: Any) -> dict[str, Any]:
     """The JSON object of a raw (``_preload_content=False``) answer, read to the end."""
-    doc = json.loads(resp.data)
+    doc = decode_json(resp.data)
     if not isinstance(doc, dict):
         raise ValueError("the API server answered with something that is not an object")
     return doc

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from componentbase.controller._handlers import enqueue_object
-from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result
+from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request
 from componentbase.controller._writes import WriteTracker
 from componentbase.informers import SharedInformer, deleted_object
 from componentbase.metrics import Metrics
@@ -160,18 +160,18 @@ class Controller:
         self._wait_for_own_write(req)
         start = time.monotonic()
         try:
-            result = self.reconcile(req) or Result()
+            result = self.reconcile(req)
         except Exception as err:
             log.error("Reconciler error controller=%s key=%s (retry %d, after %.3fs): %s: %s", self.name, req,
                       queue.num_requeues(req) + 1, time.monotonic() - start, type(err).__name__, err)
             queue.add_rate_limited(req)
             self._observe("error", start)
             return
-        if result.requeue_after > 0:
+        if result and result.requeue_after > 0:  # None (done, the usual answer) builds no Result
             queue.forget(req)
             queue.add_after(req, result.requeue_after)
             self._observe("requeue_after", start)
-        elif result.requeue:
+        elif result and result.requeue:
             queue.add_rate_limited(req)
             self._observe("requeue", start)
         else:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Event", "MapFunc", "Predicate", "Reconciler", "Request", "Result"]
 
 Obj = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Request:
-    """The object to reconcile, by name only: the reconcile reads its current state from the cache."""
+class Request(NamedTuple):
+    """The object to reconcile, by name only: the reconcile reads its current state from the cache.
+
+    A named tuple, not a dataclass: a work queue hashes each key about seven times on its way through
+    (dirty, processing, backoff), and a tuple's hash and equality are C code, a dataclass's Python.
+    """
 
     namespace: str
     name: str

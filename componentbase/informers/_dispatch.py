@@ -132,6 +132,13 @@ class Dispatcher:
         with self._cond:
             return all(h.has_synced() for h in self._handlers)
 
+    def wait_handlers_synced(self, timeout: float) -> bool:
+        """Block until every handler registered now has seen the first list, at most ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            handlers = list(self._handlers)
+        return all(h.wait_for_sync(max(0.0, deadline - time.monotonic())) for h in handlers)
+
     def stop(self) -> None:
         with self._cond:
             self._stopped = True

@@ -184,7 +184,10 @@ class InformerFactory:
                 left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
                 if left <= 0:
                     return False
-                informer.wait_for_sync(left)
+                if informer.has_synced():  # listed: its handlers are still being handed the list
+                    informer.wait_for_handlers_sync(left)
+                else:
+                    informer.wait_for_sync(left)
         return True
 
     def unsynced(self) -> list[SharedInformer]:

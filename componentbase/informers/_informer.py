@@ -167,6 +167,10 @@ class SharedInformer:
         """True once every registered handler has been handed the state of the first list."""
         return self._dispatcher.handlers_synced()
 
+    def wait_for_handlers_sync(self, timeout: float) -> bool:
+        """Block until every registered handler has been handed the first list, at most ``timeout`` seconds."""
+        return self._dispatcher.wait_handlers_synced(timeout)
+
     @property
     def started(self) -> bool:
         return self._started

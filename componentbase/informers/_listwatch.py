@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from componentbase.client import ResourceMapping, api_client_of, observe_request, request
+from componentbase.client import ResourceMapping, api_client_of, decode_json, observe_request, request
 
 __all__ = ["BadResponse", "ListPage", "ListWatch", "PathList", "WatchStream"]
 
@@ -139,7 +139,7 @@ def _resource_of(list_func: Callable[..., Any]) -> str:
 
 def _parse_list(data: bytes, resource: str) -> ListPage:
     try:
-        doc = json.loads(data)
+        doc = decode_json(data)
     except (ValueError, UnicodeDecodeError) as err:
         raise BadResponse(f"list {resource}: response is not JSON: {err}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
@@ -214,7 +214,7 @@ class WatchStream:
 
 def _parse_events(lines: list[bytes]) -> list[Obj]:
     try:
-        events = json.loads(b"[" + b",".join(lines) + b"]")
+        events = decode_json(b"[" + b",".join(lines) + b"]")
     except (ValueError, UnicodeDecodeError):
         events = None
     if isinstance(events, list) and all(isinstance(e, dict) for e in events):

@@ -321,3 +321,21 @@ def test_a_failing_handler_is_logged_and_does_not_stop_delivery(kube_client: cli
     assert len(failures) == 3
     assert failures[0].exc_info is not None  # the bug's traceback, once
     assert all(r.exc_info is None for r in failures[1:])
+
+
+def test_waiting_for_slow_handlers_to_sync_burns_no_cpu(kube_client: client.ApiClient, v1: client.CoreV1Api,
+                                                       stop: threading.Event) -> None:
+    """Listed, but a handler still busy with the first list: the waiter sleeps (it used to spin on a lock the
+    handlers' thread needs, slowing the very delivery it waited for)."""
+    v1.create_namespaced_config_map("default", cm("slow"))
+    release = threading.Event()
+    factory = _factory(kube_client)
+    informer = factory.configmaps("default")
+    informer.add_event_handler(on_add=lambda obj: release.wait(5))
+    factory.start(stop)
+    assert informer.wait_for_sync(5)
+    cpu = time.thread_time()
+    assert not factory.wait_for_cache_sync(0.5)
+    assert time.thread_time() - cpu < 0.05
+    release.set()
+    assert factory.wait_for_cache_sync(5)

@@ -106,3 +106,37 @@ def test_delete_collection(v1: client.CoreV1Api) -> None:
     status = v1.delete_collection_namespaced_pod("default", label_selector="app=web", grace_period_seconds=0)
     assert status.status == "Success"
     assert _names(v1.list_namespaced_pod("default")) == ["c", "d"]
+
+
+def _all_pages(list_func: object, **kw: object) -> tuple[list[str], list[int | None]]:
+    names: list[str] = []
+    remaining: list[int | None] = []
+    token = None
+    while True:
+        page = list_func(_continue=token, **kw)  # type: ignore[operator]
+        names += [f"{i.metadata.namespace}/{i.metadata.name}" for i in page.items]
+        remaining.append(page.metadata.remaining_item_count)
+        token = page.metadata._continue
+        if not token:
+            return names, remaining
+
+
+def test_pages_across_namespaces_continue_after_the_last_item(kube_client: client.ApiClient) -> None:
+    """Each page resumes right after the one before (writes to other resources in between change nothing);
+    a filtered page leaves remainingItemCount out, as kube does, since only filtering the rest could count it."""
+    api = client.CoreV1Api(kube_client)
+    expected = []
+    for ns in ("p1", "p2"):
+        api.create_namespace({"metadata": {"name": ns}})
+        for i in range(5):
+            labels = {"keep": "yes"} if i % 2 == 0 else {}
+            api.create_namespaced_config_map(ns, {"metadata": {"name": f"cm-{i}", "labels": labels}})
+            if labels:
+                expected.append(f"{ns}/cm-{i}")
+    first = api.list_config_map_for_all_namespaces(limit=2, label_selector="keep=yes")
+    api.create_namespaced_secret("p1", {"metadata": {"name": "between-pages"}})
+    names, remaining = _all_pages(api.list_config_map_for_all_namespaces, limit=2, label_selector="keep=yes")
+    assert names == expected and remaining == [None, None, None]
+    assert [f"{i.metadata.namespace}/{i.metadata.name}" for i in first.items] == expected[:2]
+    names, remaining = _all_pages(api.list_namespaced_config_map, namespace="p2", limit=2)
+    assert names == [f"p2/cm-{i}" for i in range(5)] and remaining == [3, 1, None]

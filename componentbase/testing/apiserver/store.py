@@ -131,11 +131,12 @@ class Store:
         events = self.events_after(rv)
         if events is None:
             return None
+        events = [ev for ev in events if ev.bucket == bucket and (namespace is None or ev.namespace == namespace)]
+        if not events:
+            return self.items(bucket, namespace)  # nothing to rewind: a paged list of a resource at rest
         state = {(e.obj["metadata"].get("namespace", ""), e.obj["metadata"]["name"]): e
                  for e in self.items(bucket, namespace)}
         for ev in reversed(events):
-            if ev.bucket != bucket or (namespace is not None and ev.namespace != namespace):
-                continue
             key = (ev.namespace, ev.entry.obj["metadata"]["name"])
             if ev.prev is None:
                 state.pop(key, None)
