@@ -31,30 +31,16 @@ def binder(kube_client: client.ApiClient) -> Iterator[str]:
     """An extender that filters to node "b" and binds through the official client; its URL prefix."""
     v1: Any = client.CoreV1Api(kube_client)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            args = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if self.path.endswith("/filter"):
-                answer: dict[str, Any] = {"NodeNames": ["b"], "FailedNodes": {"a": "not b"}}
-            else:
-                body = {"apiVersion": "v1", "kind": "Binding",
-                        "metadata": {"name": args["PodName"], "uid": args["PodUID"]},
-                        "target": {"apiVersion": "v1", "kind": "Node", "name": args["Node"]}}
-                v1.create_namespaced_pod_binding(args["PodName"], args["PodNamespace"], body,
-                                                 _preload_content=False).read()
-                answer = {"Error": ""}
-            data = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(path: str, args: dict[str, Any]) -> dict[str, Any]:
+        if path.endswith("/filter"):
+            return {"NodeNames": ["b"], "FailedNodes": {"a": "not b"}}
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": args["PodName"], "uid": args["PodUID"]},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": args["Node"]}}
+        v1.create_namespaced_pod_binding(args["PodName"], args["PodNamespace"], body, _preload_content=False).read()
+        return {"Error": ""}
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/ext"
+    server, url = _serve(answer)
+    yield url
     server.shutdown()
     server.server_close()
 
