@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import pytest
@@ -27,6 +28,14 @@ def test_the_dict_is_sent_as_built(kube_client: client.ApiClient) -> None:
     assert resp.status == 201
     assert json.loads(resp.read())["metadata"]["name"] == "cm"
     assert read(client.CoreV1Api(kube_client), "cm")["data"] == {"k": "v"}
+
+
+@pytest.mark.integration
+def test_a_datetime_in_a_dict_is_written_as_the_generated_methods_write_it(kube_client: client.ApiClient) -> None:
+    when = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
+            body={"metadata": {"name": "cm"}, "data": {"when": when}}).read()
+    assert read(client.CoreV1Api(kube_client), "cm")["data"] == {"when": when.isoformat()}
 
 
 @pytest.mark.integration

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 
@@ -101,6 +102,28 @@ def test_after_shutdown_the_child_is_gone_and_nothing_is_lost(kube_client: clien
     assert _gone(pid)
     recorder.event(POD, "Normal", "R", "after shutdown: ignored")
     assert len(list_events(kube_client)) == 20
+
+
+@pytest.mark.process
+def test_events_recorded_by_many_threads_at_once_all_arrive(kube_client: client.ApiClient,
+                                                            process_broadcaster: EventBroadcaster) -> None:
+    """The feeder is woken only when idle and sends what gathered meanwhile: none may be left behind."""
+    recorder = process_broadcaster.new_recorder("c")
+
+    def record(t: int) -> None:
+        for i in range(25):
+            recorder.event({**POD, "metadata": {"name": f"p{t}-{i}", "namespace": "default"}}, "Normal", "R", "m")
+            if i % 5 == t % 5:
+                time.sleep(0.001 * t)  # threads fall in and out of step with the feeder
+
+    threads = [threading.Thread(target=record, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert process_broadcaster.flush(30)
+    assert len(list_events(kube_client)) == 200
+    assert process_broadcaster.sent == 200
 
 
 @pytest.mark.process

@@ -12,7 +12,7 @@ import componentbase
 import componentbase.tracing
 from componentbase_examples.virtual_kubelet.kubeletapi import KubeletAPI
 from componentbase_examples.virtual_kubelet.metricsserver import serve_metrics
-from componentbase_examples.virtual_kubelet.node import Node
+from componentbase_examples.virtual_kubelet.node import CACHE_TRANSFORM, Node
 from componentbase_examples.virtual_kubelet.provider import Provider, installed_providers
 from componentbase_examples.virtual_kubelet.provider_types import ProviderContext
 from componentbase_examples.virtual_kubelet.resources import ResourceManager
@@ -80,7 +80,7 @@ def run_node(completed: Any, stop: threading.Event, timings: Timings | None = No
     resources = ResourceManager()
     provider = build_provider(config, resources)
     taint = None if opts.disable_taint else opts.taint_key
-    manager = Manager.from_config(completed, resync=float(opts.full_resync_period))
+    manager = Manager.from_config(completed, resync=float(opts.full_resync_period), transform=CACHE_TRANSFORM)
     node = Node(config.client, provider, name=opts.node_name, operating_system=opts.operating_system,
                 taint_key=taint, listen_port=opts.listen_port, workers=opts.pod_sync_workers,
                 resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
