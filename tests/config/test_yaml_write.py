@@ -18,7 +18,7 @@ TRICKY = ["", "x", "true", "True", "yes", "no", "on", "null", "Null", "~", "1", 
           ".inf", ".nan", "1_000", "2024-01-01", "12:30", "1s", "0s", "1m30s", "a b", "a  b", " a", "a ", "a: b",
           "a #b", "#a", "-a", "a-", "a/b", "a.b", "=", "<<", "*a", "&a", "!a", "%a", "@a", "`a", "a'b", 'a"b',
           "a\nb", "a\tb", "\u00e9", "x" * 119, "x" * 130, "y " * 70, "application/vnd.kubernetes.protobuf"]
-words = st.from_regex(r"[a-zA-Z0-9][a-zA-Z0-9. /_-]{0,12}", fullmatch=True)
+words = st.builds("{}{}".format, st.sampled_from("aZ19"), st.text("abXY09./_- ", max_size=10))  # most are plain
 texts = st.sampled_from(TRICKY) | st.text(max_size=10) | words
 
 
@@ -26,10 +26,10 @@ def documents(keys: st.SearchStrategy[str], values: st.SearchStrategy[str]) -> s
     scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | values
     return st.dictionaries(keys, st.recursive(
         scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
-        max_leaves=12), min_size=1, max_size=5)
+        max_leaves=8), min_size=1, max_size=5)
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(documents(texts, texts) | documents(words, words))  # the second mostly takes the fast path
 def test_what_it_writes_is_what_ruamel_writes(data: dict[str, Any]) -> None:
     yaml = _new_yaml()
