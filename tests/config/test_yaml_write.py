@@ -29,7 +29,7 @@ def documents(keys: st.SearchStrategy[str], values: st.SearchStrategy[str]) -> s
         max_leaves=8), min_size=1, max_size=5)
 
 
-@settings(max_examples=100, deadline=None, database=None)
+@settings(max_examples=50, deadline=None, database=None)
 @given(documents(texts, texts) | documents(words, words))  # the second mostly takes the fast path
 def test_what_it_writes_is_what_ruamel_writes(data: dict[str, Any]) -> None:
     yaml = _new_yaml()
