@@ -8,6 +8,7 @@ with :func:`flag`, or installed by hand in :meth:`Options.add_flags` with the ``
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Iterator
 from typing import Any, cast
@@ -82,9 +83,15 @@ _TYPES: dict[Any, cliflags.FlagType] = {
 }
 
 
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    """``cls``'s resolved annotations, once per class: resolving them evaluates every annotation string, and
+    options are built many times a run (each ``Command`` adds every flag; the CLI tests build hundreds)."""
+    return typing.get_type_hints(cls)
+
+
 def _flag_type(cls: type, a: attrs.Attribute) -> cliflags.FlagType:  # type: ignore[type-arg]
-    hints = typing.get_type_hints(cls)
-    hint = hints.get(a.name, a.type)
+    hint = _type_hints(cls).get(a.name, a.type)
     found = _TYPES.get(hint)
     if found is None:
         raise TypeError(f"{cls.__name__}.{a.name}: no flag type for {hint!r}; pass type= to flag()")

@@ -12,6 +12,7 @@ anything recursive or expanding (ruamel's composer, ``plain``, conversion) sees 
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import re
 import stat
@@ -72,7 +73,6 @@ def load_yaml(text: str, source: str) -> tuple[Any, list[LocatedError]]:
     """The round-trip tree (it knows its line numbers) and the duplicate keys found on the way."""
     from ruamel.yaml.constructor import DuplicateKeyError  # slow import: only when a config is read or written
 
-    _check_shape(text, source)
     try:
         return _parse(text, source, allow_duplicates=False), []
     except DuplicateKeyError:
@@ -85,16 +85,36 @@ _LINE_END = re.compile("[\n\0\r\x85\u2028\u2029]")  # where ruamel's scanner end
 
 
 def _new_yaml() -> Any:
-    """A round-trip YAML (it keeps line numbers) whose scanner skips comments in one step instead of keeping them.
-
-    ruamel's round-trip scanner builds a comment one character at a time, which is quadratic in the line's
-    length (a 1 MB comment took minutes), and even its plain scanner steps a character at a time. A config is
-    never written back from what was read, so its comments are not needed: they are skipped with one search.
-    """
+    """A round-trip YAML (it keeps line numbers) that reads in linear time and refuses a bomb as it reads."""
     from ruamel.yaml import YAML  # slow import: only when a config is read or written
-    from ruamel.yaml.scanner import RoundTripScanner  # slow import: only when a config is read or written
+
+    yaml = YAML(typ="rt")
+    yaml.Scanner, yaml.Parser = _reader_classes()
+    return yaml
+
+
+@functools.cache
+def _reader_classes() -> tuple[type, type]:
+    """ruamel's round-trip scanner and parser, changed where config files need it.
+
+    The scanner skips comments in one step instead of keeping them: ruamel builds a comment one character
+    at a time, which is quadratic in the line's length (a 1 MB comment took minutes), and a config is never
+    written back from what was read. With no comments to attach, its token methods are the plain
+    scanner's, without the round-trip one's search for comments around every token (two thirds of reading
+    a scheduler config).
+
+    The parser checks the shape of the document as the composer takes each event (:class:`_Shape`), so
+    deep nesting and alias bombs are refused before the composer recurses into them or anything expands
+    them, in the same single pass that reads the document.
+    """
+    from ruamel.yaml.parser import RoundTripParser  # slow import: only when a config is read or written
+    from ruamel.yaml.scanner import RoundTripScanner, Scanner
 
     class _Scanner(RoundTripScanner):
+        check_token = Scanner.check_token
+        peek_token = Scanner.peek_token
+        get_token = Scanner.get_token
+
         def scan_to_next_token(self) -> None:
             reader = self.reader
             if reader.index == 0 and reader.peek() == "\uFEFF":
@@ -114,59 +134,72 @@ def _new_yaml() -> Any:
                 if not self.flow_level:
                     self.allow_simple_key = True
 
-    yaml = YAML(typ="rt")
-    yaml.Scanner = _Scanner
-    return yaml
+    class _Parser(RoundTripParser):
+        def reset_parser(self) -> None:
+            super().reset_parser()
+            self.shape = _Shape()
+
+        def get_event(self) -> Any:
+            event = super().get_event()
+            if event is not None:
+                self.shape.see(event)
+            return event
+
+    return _Scanner, _Parser
 
 
-def _check_shape(text: str, source: str) -> None:
-    """Refuse deep nesting and alias bombs from the event stream, which is read without recursion."""
-    from ruamel.yaml.events import (  # slow import: only when a config is read or written
-        AliasEvent,
-        CollectionEndEvent,
-        CollectionStartEvent,
-        NodeEvent,
-    )
+class _TooLarge(Exception):
+    """A document past one of the limits, at ``event``."""
 
-    depth = 0
-    aliases = 0
-    sizes: list[int] = [0]  # values inside each open collection, the document's at the bottom
-    anchored: dict[str, int] = {}
-    opened: list[str | None] = []
-    try:
-        for event in _new_yaml().parse(text):
-            if isinstance(event, AliasEvent):
-                aliases += 1
-                if aliases > MAX_ALIASES:
-                    raise _shape_error(source, event, f"more than {MAX_ALIASES} aliases")
-                sizes[-1] += anchored.get(event.anchor, 1)
-            elif isinstance(event, CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise _shape_error(source, event, f"nested deeper than {MAX_DEPTH} levels")
-                sizes.append(1)
-                opened.append(event.anchor)
-            elif isinstance(event, CollectionEndEvent):
-                depth -= 1
-                size, anchor = sizes.pop(), opened.pop()
-                sizes[-1] += size
-                if anchor:
-                    anchored[anchor] = size
-            elif isinstance(event, NodeEvent):  # a scalar
-                sizes[-1] += 1
-                if event.anchor:
-                    anchored[event.anchor] = 1
-            if sizes[-1] > MAX_VALUES or sum(sizes) > MAX_VALUES:
-                raise _shape_error(source, event, f"more than {MAX_VALUES} values once aliases are expanded")
-    except DecodeError:
-        raise
-    except Exception:  # a syntax error: the full parse that follows reports it with its line
-        return
+    def __init__(self, event: Any, message: str) -> None:
+        super().__init__(message)
+        self.event = event
 
 
-def _shape_error(source: str, event: Any, message: str) -> DecodeError:
-    mark = getattr(event, "start_mark", None)
-    return DecodeError([LocatedError(source, None if mark is None else mark.line + 1, message)])
+class _Shape:
+    """Nesting, aliases and values expanded so far, counted from the event stream, which is read without recursion."""
+
+    def __init__(self) -> None:
+        from ruamel.yaml import events  # slow import: only when a config is read or written
+
+        self.events = events
+        self.depth = 0
+        self.aliases = 0
+        self.sizes: list[int] = [0]  # values inside each open collection, the document's at the bottom
+        self.total = 0  # sum(sizes)
+        self.anchored: dict[str, int] = {}
+        self.opened: list[str | None] = []
+
+    def see(self, event: Any) -> None:
+        events = self.events
+        if isinstance(event, events.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise _TooLarge(event, f"more than {MAX_ALIASES} aliases")
+            self._add(self.anchored.get(event.anchor, 1))
+        elif isinstance(event, events.CollectionStartEvent):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _TooLarge(event, f"nested deeper than {MAX_DEPTH} levels")
+            self.sizes.append(0)
+            self.opened.append(event.anchor)
+            self._add(1)
+        elif isinstance(event, events.CollectionEndEvent):
+            self.depth -= 1
+            size, anchor = self.sizes.pop(), self.opened.pop()
+            self.sizes[-1] += size
+            if anchor:
+                self.anchored[anchor] = size
+        elif isinstance(event, events.NodeEvent):  # a scalar
+            self._add(1)
+            if event.anchor:
+                self.anchored[event.anchor] = 1
+        if self.sizes[-1] > MAX_VALUES or self.total > MAX_VALUES:
+            raise _TooLarge(event, f"more than {MAX_VALUES} values once aliases are expanded")
+
+    def _add(self, n: int) -> None:
+        self.sizes[-1] += n
+        self.total += n
 
 
 def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
@@ -180,6 +213,9 @@ def _parse(text: str, source: str, allow_duplicates: bool) -> Any:
         return yaml.load(text)
     except DuplicateKeyError:
         raise
+    except _TooLarge as e:
+        mark = getattr(e.event, "start_mark", None)
+        raise DecodeError([LocatedError(source, None if mark is None else mark.line + 1, str(e))]) from None
     except MarkedYAMLError as e:
         raise DecodeError([_syntax_error(e, source)]) from e
     except ReaderError as e:

@@ -93,5 +93,11 @@ def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
 
 
 def test_an_input_ruamel_itself_fails_on_names_the_file() -> None:
-    errors = errors_of(doc("%YAML 9.9\n---\n"))
-    assert len(errors) == 1 and errors[0].startswith("sched.yaml: not valid YAML (")
+    errors = errors_of(doc("parallelism: !!float x\n"))  # ruamel's float constructor raises a ValueError
+    assert errors == ["sched.yaml: not valid YAML (ValueError: could not convert string to float: 'x')"]
+
+
+def test_a_directive_after_content_names_its_line() -> None:
+    # ruamel's round-trip scanner, looking a token further ahead, failed here with a KeyError of its own
+    assert errors_of(doc("%YAML 9.9\n---\n")) == [
+        "sched.yaml:3: found incompatible YAML document (version 1.* is required)"]
