@@ -23,9 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``kubernetes``) and are needed only by the test kit's optional features.
 # opentelemetry: the tracing extra, not a dependency, loaded only when --trace-exporter names an exporter.
 # componentbase.controller: the informers, queues and elector it loads cost ~50 ms, kept off --help.
+# http.client (with ssl and email, ~10 ms) and orjson (~5 ms): only once a call fails or a body is decoded.
 LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs",
         "componentbase.client._throttled", "componentbase.controller", "psutil", "yaml",
-        "opentelemetry")
+        "opentelemetry", "http.client", "orjson")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

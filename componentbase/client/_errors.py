@@ -11,7 +11,6 @@ the pool.
 
 from __future__ import annotations
 
-import http.client
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -206,6 +205,8 @@ def is_connection_error(err: Failed) -> bool:
     """No answer came: refused, reset, timed out or cut short (socket, ``http.client`` and urllib3 errors)."""
     if isinstance(err, Mapping) or status_of(err) is not None:
         return False
+    import http.client  # with ssl and email, ~10 ms of --help otherwise: only when an error is classified
+
     import urllib3.exceptions  # slow import (~0.1 s): only when an error is classified, never for --help
 
     return isinstance(err, OSError | http.client.HTTPException | urllib3.exceptions.HTTPError)
