@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Sequence
-from itertools import accumulate
-from operator import eq
 from typing import Any
 
 import attrs
@@ -35,7 +33,7 @@ from componentbase_examples.scheduler.framework import (
 )
 from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
-from componentbase_examples.scheduler.scoresum import WeightedSum, as_bytes, valid_scores
+from componentbase_examples.scheduler.scoresum import WeightedSum, as_bytes, select_host, valid_scores
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
 
 __all__ = ["FitError", "NoNodesAvailable", "ScheduleResult", "SchedulingAlgorithm", "num_feasible_nodes_to_find"]
@@ -257,31 +255,8 @@ class SchedulingAlgorithm:
         return feasible, processed
 
     def select(self, totals: list[int]) -> int:
-        """The index of a highest total, each of the tied ones equally likely (reservoir sampling).
-
-        Equal to the one-pass reservoir over ``totals`` (same choice, same random numbers drawn), but
-        the scans run in C: the draws before the first highest total only tie lower running bests, so
-        they are counted, drawn and dropped; after it, only the positions of the highest total are visited.
-        """
-        if not totals:
-            return 0
-        best = max(totals)
-        first = totals.index(best)
-        rnd = self.rng.random
-        if first > 1:  # kube's selectHost starts from the first node (extenders' totals may be negative)
-            head = totals[:first]
-            # a draw wherever a total equals the best before it (the running best, in C)
-            for _ in range(sum(map(eq, head[1:], accumulate(head, max)))):
-                rnd()
-        chosen = first
-        ties = 1
-        i = first
-        for _ in range(totals.count(best) - 1):
-            i = totals.index(best, i + 1)
-            ties += 1
-            if rnd() * ties < 1.0:
-                chosen = i
-        return chosen
+        """The index of a highest total, each of the tied ones equally likely: kube's ``selectHost``."""
+        return select_host(totals, self.rng.random)
 
 
 def _rotated(nodes: list[NodeInfo], start: int, lo: int, hi: int) -> list[NodeInfo]:

@@ -3,6 +3,7 @@ element-by-element arithmetic they replaced."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -11,9 +12,10 @@ from componentbase_examples.scheduler.algorithm import ScoreError, prioritize
 from componentbase_examples.scheduler.framework import ScorePlugin
 from componentbase_examples.scheduler.plugins.helpers import default_normalize
 from componentbase_examples.scheduler.podinfo import PodInfo
-from componentbase_examples.scheduler.scoresum import WeightedSum, as_bytes, valid_scores
+from componentbase_examples.scheduler.scoresum import WeightedSum, as_bytes, select_host, valid_scores
 
 from .builders import Cluster, node, pod
+from .test_hot_paths import reservoir
 
 pytestmark = pytest.mark.unit
 
@@ -114,3 +116,21 @@ def test_equal_nodes_score_alike_after_the_other_is_remembered() -> None:
     cluster.snapshot.assume_pod(PodInfo(pod("db", cpu="3", memory="2Gi")), "b")
     # b: cpu (4000-4000)*100/4000 = 0, memory (8Gi-4Gi)*100/8Gi = 50 -> 25
     assert fit.score(state={}, pod=shape, nodes=[a, b]) == [75, 25]
+
+
+def test_a_draw_below_the_threshold_is_exactly_a_draw_whose_product_is_below_one() -> None:
+    from componentbase_examples.scheduler.scoresum import _thresholds
+
+    thresholds = _thresholds(5001)
+    for j in [*range(2, 300), *range(300, 5001, 97)]:
+        t = thresholds[j - 2]
+        assert t * j >= 1.0 and math.nextafter(t, 0.0) * j < 1.0, j
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_select_among_hundreds_of_equal_nodes_equals_the_reservoir(seed: int) -> None:
+    gen = random.Random(seed)
+    totals = [gen.choice([298, 300, 300, 300]) for _ in range(500)]
+    fast, slow = random.Random(seed), random.Random(seed)
+    assert select_host(totals, fast.random) == reservoir(totals, slow)
+    assert fast.random() == slow.random()
