@@ -16,8 +16,6 @@ import contextlib
 import logging
 import random
 from collections.abc import Sequence
-from itertools import repeat
-from operator import add, mul
 from typing import Any
 
 import attrs
@@ -36,6 +34,7 @@ from componentbase_examples.scheduler.framework import (
 )
 from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.scoresum import WeightedSum, as_bytes, select_host, valid_scores
 from componentbase_examples.scheduler.snapshot import NodeInfo, Snapshot
 
 log = logging.getLogger("componentbase_examples.scheduler")
@@ -238,56 +237,33 @@ class SchedulingAlgorithm:
             return _rotated(nodes, start, 0, to_find), min(to_find, total)
         feasible: list[NodeInfo] = []
         processed = 0
+        # each node is filtered once per cycle and rejected by one plugin at most: the plugins write their
+        # verdicts straight into the diagnosis, and a plugin rejected some when the count grew
+        statuses = diagnosis.node_to_status
         while processed < total and len(feasible) < to_find:
             need = to_find - len(feasible)
             chunk = _rotated(nodes, start, processed, processed + max(need, MIN_CHUNK))
-            passed, rejected = chunk, {}
+            passed = chunk
             for name, fn in filters:
                 if not passed:
                     break
-                failed: dict[str, Status] = {}
-                passed = fn(state=state, pod=pod, nodes=passed, rejected=failed)
-                if failed:
-                    rejected.update(failed)
+                before = len(statuses)
+                passed = fn(state=state, pod=pod, nodes=passed, rejected=statuses)
+                if len(statuses) != before:
                     diagnosis.unschedulable_plugins.add(name)
             used = len(chunk)
-            if len(passed) > need:
+            if len(passed) > need:  # the search stops at the need-th feasible node: the rest were not searched
                 passed = passed[:need]
-                used = _position_after(chunk, passed[-1])
-                rejected = {n.name: rejected[n.name] for n in chunk[:used] if n.name in rejected}
+                used = chunk.index(passed[-1]) + 1
+                for n in chunk[used:]:
+                    statuses.pop(n.name, None)
             feasible += passed
-            if rejected:
-                diagnosis.node_to_status.update(rejected)
             processed += used
         return feasible, processed
 
     def select(self, totals: list[int]) -> int:
-        """The index of a highest total, each of the tied ones equally likely (reservoir sampling).
-
-        Equal to the one-pass reservoir over ``totals`` (same choice, same random numbers drawn), but
-        the scan runs in C: the draws before the first highest total only tie lower running bests, so
-        they are drawn and dropped; after it, only the positions of the highest total are visited.
-        """
-        if not totals:
-            return 0
-        best = max(totals)
-        first = totals.index(best)
-        rnd = self.rng.random
-        running = totals[0]  # kube's selectHost starts from the first node (extenders' totals may be negative)
-        for total in totals[1:first]:
-            if total > running:
-                running = total
-            elif total == running:
-                rnd()
-        chosen = first
-        ties = 1
-        i = first
-        for _ in range(totals.count(best) - 1):
-            i = totals.index(best, i + 1)
-            ties += 1
-            if rnd() * ties < 1.0:
-                chosen = i
-        return chosen
+        """The index of a highest total, each of the tied ones equally likely: kube's ``selectHost``."""
+        return select_host(totals, self.rng.random)
 
 
 def _rotated(nodes: list[NodeInfo], start: int, lo: int, hi: int) -> list[NodeInfo]:
@@ -300,13 +276,6 @@ def _rotated(nodes: list[NodeInfo], start: int, lo: int, hi: int) -> list[NodeIn
     if a >= total:
         return nodes[a - total:b - total]
     return nodes[a:] + nodes[:b - total]
-
-
-def _position_after(chunk: list[NodeInfo], last: NodeInfo) -> int:
-    for i, n in enumerate(chunk):
-        if n is last:
-            return i + 1
-    return len(chunk)
 
 
 def run_pre_filter(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
@@ -352,20 +321,21 @@ def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeI
                 skipped.add(name)
             elif not result.is_success():
                 raise ScoreError(f"running PreScore plugin {name}: {result.message()}")
-    totals = [0] * len(nodes)
-    for plugin in fw.score:
-        if plugin.name in skipped:
-            continue
+    plugins = [plugin for plugin in fw.score if plugin.name not in skipped]
+    weighted_sum = WeightedSum(len(nodes), MAX_NODE_SCORE * sum(max(p.weight, 0) for p in plugins))
+    for plugin in plugins:
         scores = plugin.score(state=state, pod=pod, nodes=nodes)
         if plugin.normalize is not None:
             plugin.normalize(state=state, pod=pod, nodes=nodes, scores=scores)
-        if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
+        raw = as_bytes(scores)
+        if not valid_scores(scores, raw):
             raise ScoreError(f"plugin {plugin.name!r} returns an invalid score, it should in the range of "
                              f"[0, {MAX_NODE_SCORE}] after normalizing")
-        if len(scores) != len(totals):
-            raise ScoreError(f"plugin {plugin.name!r} returns {len(scores)} scores for {len(totals)} nodes")
-        w = plugin.weight
-        totals = list(map(add, totals, scores if w == 1 else map(mul, scores, repeat(w))))
+        if len(scores) != len(nodes):
+            raise ScoreError(f"plugin {plugin.name!r} returns {len(scores)} scores for {len(nodes)} nodes")
+        if any(scores):  # all zeros (ImageLocality with no image anywhere) add nothing
+            weighted_sum.add(scores, raw, plugin.weight)
+    totals = weighted_sum.totals()
     if extenders:
         add_extender_scores(extenders, pod, nodes, totals)
     return totals

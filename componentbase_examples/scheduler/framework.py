@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -310,9 +311,17 @@ def _method(instance: Any, hook: str) -> Callable[..., Any] | None:
     method = getattr(instance, hook, None)
     if not callable(method):
         return None
-    wanted = tuple(inspect.signature(method).parameters)
+    params = inspect.signature(method).parameters
+    wanted = tuple(params)
     if wanted == _spec_args(hook):
         return method  # type: ignore[no-any-return]
+    if len(wanted) > 1 and all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params.values()):
+        pick = operator.itemgetter(*wanted)  # the arguments picked in C: a call per node batch, many per cycle
+
+        def positional(**kwargs: Any) -> Any:
+            return method(*pick(kwargs))
+
+        return positional
 
     def call(**kwargs: Any) -> Any:
         return method(**{name: kwargs[name] for name in wanted})

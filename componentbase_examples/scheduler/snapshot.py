@@ -37,6 +37,8 @@ __all__ = ["NodeInfo", "Snapshot", "Taint", "pod_affinity_kinds"]
 Taint = tuple[str, str, str]
 
 _NO_SCHEDULE = ("NoSchedule", "NoExecute")
+#: At most this many distinct resource states have a memo shared through a snapshot's registry.
+MEMO_STATES = 4096
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 
@@ -59,13 +61,16 @@ class NodeInfo:
     """One node and what its pods use, as kube's ``framework.NodeInfo``."""
 
     __slots__ = ("alloc_cpu", "alloc_ephemeral_storage", "alloc_memory", "alloc_pods", "alloc_scalar", "free_cpu",
-                 "free_memory", "free_pods", "images", "index", "labels", "memo", "name", "no_schedule_taints", "node",
+                 "free_memory", "free_pods", "images", "index", "labels", "memo", "memos", "name", "no_schedule_taints",
+                 "node",
                  "nz_cpu", "nz_memory", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
                  "prefer_no_schedule_taints", "req_cpu", "req_ephemeral_storage", "req_memory", "req_scalar", "taints",
                  "unschedulable", "used_ports")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, memos: dict[tuple[int, ...], dict[str, int]] | None = None) -> None:
         self.name = name
+        #: The memos of resource states, shared by the nodes of one snapshot (see ``memo``).
+        self.memos: dict[tuple[int, ...], dict[str, int]] = {} if memos is None else memos
         self.node: Mapping[str, Any] | None = None
         self.index = -1  # position in Snapshot.nodes, -1 while the node object is absent
         self.labels: Mapping[str, str] = {}
@@ -86,7 +91,9 @@ class NodeInfo:
         self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         #: hostIP -> {(protocol, port): number of pods using it}
         self.used_ports: dict[str, dict[tuple[str, int], int]] = {}
-        #: Scores remembered for this state of the node (plugins.scorememo); a new dict whenever it changes.
+        #: Scores remembered for this node's CPU and memory state (plugins.scorememo): allocatable, requested and
+        #: non-zero requested. Nodes in equal states share the dict, and a change of state picks another, so
+        #: only what depends on those six numbers (and the pod) may be kept here.
         self.memo: dict[str, int] = {}
         #: Allocatable minus requested, kept with them: NodeResourcesFit's filter compares a pod with these.
         self.free_cpu = self.free_memory = self.free_pods = 0
@@ -130,8 +137,14 @@ class NodeInfo:
         return info
 
     def _changed(self) -> None:
-        """The node or its pods changed: recompute what is derived from them, forget remembered scores."""
-        self.memo = {}
+        """The node or its pods changed: recompute what is derived from them, find the memo of the new state."""
+        state = (self.alloc_cpu, self.alloc_memory, self.req_cpu, self.req_memory, self.nz_cpu, self.nz_memory)
+        memo = self.memos.get(state)
+        if memo is None:
+            if len(self.memos) >= MEMO_STATES:
+                self.memos.clear()  # the nodes keep theirs; only sharing with later states is lost
+            memo = self.memos[state] = {}
+        self.memo = memo
         self.free_cpu = self.alloc_cpu - self.req_cpu
         self.free_memory = self.alloc_memory - self.req_memory
         self.free_pods = self.alloc_pods - len(self.pods)
@@ -167,6 +180,7 @@ class Snapshot:
         #: The nodes that exist, in a stable order the scheduler walks round-robin.
         self.nodes: list[NodeInfo] = []
         self._infos: dict[str, NodeInfo] = {}  # also holds pods whose node has not arrived (index -1)
+        self._memos: dict[tuple[int, ...], dict[str, int]] = {}  # resource state -> its NodeInfo.memo
         self._pods: dict[str, tuple[PodInfo, str]] = {}  # key -> (info, node name)
         self._assumed: set[str] = set()
         # NodeInfos holding pods with pod (anti-)affinity / required anti-affinity, by name
@@ -204,7 +218,7 @@ class Snapshot:
             name = (node.get("metadata") or {}).get("name", "")
             info = self._infos.get(name)
             if info is None:
-                info = self._infos[name] = NodeInfo(name)
+                info = self._infos[name] = NodeInfo(name, self._memos)
             self._count_images(info, -1)
             info.set_node(node)
             self._count_images(info, 1)
@@ -289,7 +303,7 @@ class Snapshot:
     def _place(self, info: PodInfo, node_name: str) -> None:
         node = self._infos.get(node_name)
         if node is None:
-            node = self._infos[node_name] = NodeInfo(node_name)
+            node = self._infos[node_name] = NodeInfo(node_name, self._memos)
         node.add_pod(info)
         self._pods[info.key] = (info, node_name)
         for claim in _claim_keys(info):

@@ -7,6 +7,7 @@ term match nothing, as upstream ignores terms that fail to parse.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -256,7 +257,20 @@ def default_normalize(scores: list[int], reverse: bool) -> None:
         if reverse:
             scores[:] = [MAX_NODE_SCORE] * len(scores)
         return
+    if isinstance(highest, int) and highest < 256:
+        # small counts (untolerated taints, matched terms): each score mapped through a byte table, in C;
+        # bytes() refuses a negative score, which is then scaled as the rest below
+        with contextlib.suppress(TypeError, ValueError):
+            scores[:] = bytes(scores).translate(_normalize_table(highest, reverse))
+            return
     if reverse:
         scores[:] = [MAX_NODE_SCORE - MAX_NODE_SCORE * s // highest for s in scores]
     else:
         scores[:] = [MAX_NODE_SCORE * s // highest for s in scores]
+
+
+@functools.cache
+def _normalize_table(highest: int, reverse: bool) -> bytes:
+    """The normalized score of each byte 0..``highest`` (the rest are never looked up)."""
+    scaled = [MAX_NODE_SCORE * s // highest if s <= highest else 0 for s in range(256)]
+    return bytes(MAX_NODE_SCORE - s if reverse else s for s in scaled)

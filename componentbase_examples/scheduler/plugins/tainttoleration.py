@@ -53,17 +53,13 @@ class TaintToleration(Plugin):
     def scheduler_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         tolerations = state[self.name]
         counts: dict[tuple[Taint, ...], int] = {}
-        scores = []
-        for n in nodes:
-            taints = n.prefer_no_schedule_taints
-            if not taints:
-                scores.append(0)
-            elif taints in counts:
-                scores.append(counts[taints])
-            else:
-                count = counts[taints] = sum(1 for taint in taints if not any(tolerates(t, taint) for t in tolerations))
-                scores.append(count)
-        return scores
+
+        def count(taints: tuple[Taint, ...]) -> int:
+            if taints not in counts:
+                counts[taints] = sum(1 for taint in taints if not any(tolerates(t, taint) for t in tolerations))
+            return counts[taints]
+
+        return [count(taints) if (taints := n.prefer_no_schedule_taints) else 0 for n in nodes]
 
     @componentbase.hookimpl
     def scheduler_normalize_score(self, scores: list[int]) -> None:
