@@ -171,7 +171,7 @@ class Command:
         try:
             positional = self.flags.parse(args, warn=err)
         except cliflags.FlagError as e:
-            err.write(f"Error: {e}\nRun '{self.name} --help' for usage.\n")
+            err.write(f"Error: {_printable(str(e))}\nRun '{self.name} --help' for usage.\n")
             return 1
         if self._help.value:
             out.write(self.help_text(cliflags.terminal_width()))
@@ -195,8 +195,8 @@ class Command:
                 errors.extend(found or [])
         if errors:
             for problem in errors:
-                for line in str(problem).splitlines():
-                    err.write(f"Error: {line}\n")
+                for line in str(problem).split("\n"):
+                    err.write(f"Error: {_printable(line)}\n")
             return 1
         if isinstance(self.options, ComponentOptions) and self.options.write_config_to:
             return self._write_config(self.options, err)
@@ -218,7 +218,7 @@ class Command:
         except Exception as e:  # a bad kubeconfig, an unreachable file: say it in one line
             if not _is_user_error(e):
                 raise
-            err.write(f"Error: {e}\n")
+            err.write(f"Error: {_printable(str(e))}\n")
             return 1
         config.plugins = self.plugins
         registry = self.configz_registry or config.configz_registry or configz.default_registry()
@@ -309,3 +309,13 @@ class _signals_set:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped as Go's ``%q`` writes them: a key or value from a user's file
+    or flag may hold them, and raw they would break the one-line error (U+001E splits lines for Python)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else
+                   (f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}" if ord(c) < 0x10000
+                    else f"\\U{ord(c):08x}") for c in text)

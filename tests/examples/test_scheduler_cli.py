@@ -198,3 +198,15 @@ def test_pod_topology_spread_constraints_of_the_wrong_types_are_named(tmp_path: 
     assert [line.split(": Invalid value:")[0] for line in err.splitlines() if line.startswith("Error:")] == [
         f"{path}[0].topologyKey", f"{path}[0].whenUnsatisfiable", f"{path}[1].matchLabelKeys"]
     assert "Traceback" not in err
+
+
+@pytest.mark.unit
+def test_a_control_character_in_a_key_is_escaped_not_a_line_break(tmp_path: Path) -> None:
+    """Found by the CLI fuzz test: U+001E in a JSON key split the one-line error in two (Python counts it as a
+    line break); it is written as Go's %q writes it."""
+    source = tmp_path / "odd.json"
+    source.write_text('{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", '
+                      '"clientConnection": {"\\u001e00": null}}')
+    code, _, err, _ = execute([f"--config={source}"])
+    assert code == 1
+    assert err.splitlines() == [f'Error: {source}:1: unknown field "clientConnection.\\x1e00"']
