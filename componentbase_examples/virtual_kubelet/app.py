@@ -23,13 +23,32 @@ __all__ = ["build_provider", "kubelet_server", "run_node"]
 log = logging.getLogger("componentbase_examples.virtual_kubelet")
 
 
-def build_provider(config: Any, resources: ResourceManager) -> Provider:
+class _KubeletEvents:
+    """The provider's ``record_event``: the node's broadcaster exists only once the node runs."""
+
+    def __init__(self, node_name: str) -> None:
+        self.node_name = node_name
+        self.node: Node | None = None
+        self._recorder: Any = None
+
+    def __call__(self, pod: dict[str, Any], type: str, reason: str, message: str) -> None:
+        if self._recorder is None:
+            broadcaster = self.node.events if self.node is not None else None
+            if broadcaster is None:
+                return  # the node is not running: nobody to send it
+            self._recorder = broadcaster.new_recorder("kubelet", self.node_name)
+        self._recorder.event(pod, type, reason, message)
+
+
+def build_provider(config: Any, resources: ResourceManager,
+                   record_event: Callable[[dict[str, Any], str, str, str], None] | None = None) -> Provider:
     """The provider ``--provider`` names, built with its decoded ``--provider-config``."""
     opts = config.options
     spec = installed_providers(config.plugins)[opts.provider]
     context = ProviderContext(node_name=opts.node_name, operating_system=opts.operating_system,
                               internal_ip=os.environ.get("VKUBELET_POD_IP", ""), daemon_port=opts.listen_port,
-                              cluster_domain=opts.cluster_domain, config=config.provider_config, resources=resources)
+                              cluster_domain=opts.cluster_domain, config=config.provider_config, resources=resources,
+                              **({"record_event": record_event} if record_event is not None else {}))
     return Provider.build(spec, context)
 
 
@@ -78,7 +97,8 @@ def run_node(completed: Any, stop: threading.Event, timings: Timings | None = No
     config.metrics = config.metrics or Metrics()
     config.metrics.track(config.client)
     resources = ResourceManager()
-    provider = build_provider(config, resources)
+    kubelet_events = _KubeletEvents(opts.node_name)
+    provider = build_provider(config, resources, kubelet_events)
     taint = None if opts.disable_taint else opts.taint_key
     manager = Manager.from_config(completed, resync=float(opts.full_resync_period), transform=CACHE_TRANSFORM)
     node = Node(config.client, provider, name=opts.node_name, operating_system=opts.operating_system,
@@ -86,6 +106,7 @@ def run_node(completed: Any, stop: threading.Event, timings: Timings | None = No
                 resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
                 resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process",
                 manager=manager)
+    kubelet_events.node = node
     # Upstream's trace tags: which node, provider and OS the spans come from.
     tracing = componentbase.tracing.start_tracing(
         opts.trace_exporters, opts.trace_sample_rate, service_name="virtual-kubelet",

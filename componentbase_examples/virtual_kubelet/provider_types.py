@@ -33,6 +33,9 @@ class ProviderContext:
     config: Any
     #: ConfigMaps and Secrets from the informers' caches, for resolving what pods reference.
     resources: ResourceManager
+    #: ``record_event(pod, type, reason, message)``: an Event about a pod from the ``kubelet`` (a probe that
+    #: failed, a container killed), sent as the node's other Events are; dropped before the node runs.
+    record_event: Callable[[dict[str, Any], str, str, str], None] = lambda pod, type, reason, message: None
 
 
 @attrs.frozen(kw_only=True)

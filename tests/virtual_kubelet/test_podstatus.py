@@ -136,6 +136,11 @@ def test_readiness_and_liveness_probes(kube: Kube, tmp_path: Path) -> None:
     assert exec_status["state"].get("running") and exec_status["ready"] is False  # running, not ready
     ready = _conditions(kube, "probed")["Ready"]
     assert (ready["status"], ready["message"]) == ("False", "containers with unready status: [exec]")
+    unhealthy = eventually(lambda: [e for e in kube.events() if e["involvedObject"]["name"] == "probed"
+                                    and e["message"].startswith("Readiness probe failed: command ['test', '-f', ")],
+                           30, what="the exec readiness probe's Unhealthy event")
+    assert (unhealthy[0]["type"], unhealthy[0]["reason"], unhealthy[0]["source"]["component"]) == (
+        "Warning", "Unhealthy", "kubelet")
 
     ready_file.touch()
     eventually(lambda: _conditions(kube, "probed").get("Ready", {}).get("status") == "True", 30,
@@ -145,6 +150,9 @@ def test_readiness_and_liveness_probes(kube: Kube, tmp_path: Path) -> None:
                            what="the liveness restart")
     assert restarted["lastState"]["terminated"]["exitCode"] in (137, 143)
     assert _state(kube, "probed")["http"]["restartCount"] == 0  # its tcpSocket liveness probe passes
+    killing = eventually(lambda: [e for e in kube.events() if e["involvedObject"]["name"] == "probed"
+                                  and e["reason"] == "Killing"], 30, what="the Killing event")
+    assert killing[0]["message"] == "Container exec failed liveness probe, will be restarted"
 
 
 def test_a_startup_probe_holds_readiness_back_and_kills_a_container_that_never_starts(

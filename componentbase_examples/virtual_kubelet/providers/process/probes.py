@@ -10,6 +10,8 @@ the container is not ``started`` (nor ready), and failing ``failureThreshold`` t
 liveness probe does; once it succeeded it is not run again in that run. ``exec`` runs the command with
 the container's environment and succeeds on exit code 0; ``httpGet`` succeeds on a status from 200 to 399
 (HTTPS unverified, as the kubelet's); ``tcpSocket`` on an accepted connection. ``grpc`` probes are not run.
+As the kubelet, each failed probe records a Warning ``Unhealthy`` Event ("Readiness probe failed: ...") and a
+kill for a failed probe a Normal ``Killing`` one; the recorder folds repeats into one Event's count.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ class _Worker:
     """One probe of one run (upstream's prober ``worker``)."""
 
     def __init__(self, kind: str, probe: dict[str, Any], run: Callable[[], tuple[bool, str]],
-                 on_result: Callable[[bool], None], name: str) -> None:
-        self.kind, self.probe, self.run, self.on_result = kind, probe, run, on_result
+                 on_result: Callable[[bool], None], name: str,
+                 failed: Callable[[str], None] = lambda message: None) -> None:
+        self.kind, self.probe, self.run, self.on_result, self.failed = kind, probe, run, on_result, failed
         #: Liveness starts as a success, readiness as a failure; startup as neither (both results count).
         self.initial: bool | None = {"liveness": True, "readiness": False}.get(kind)
         self.stop = threading.Event()
@@ -94,6 +97,8 @@ class _Worker:
             ok, why = self.run()
             if self.stop.is_set():
                 return
+            if not ok:
+                self.failed(f"{self.kind.capitalize()} probe failed: {why}")
             in_a_row = in_a_row + 1 if ok == last else 1
             last = ok
             threshold = "successThreshold" if ok else "failureThreshold"
@@ -112,8 +117,10 @@ class _Worker:
 class ContainerProbes:
     """The probes of one container: started with each run, stopped when it ends (the container's ``on_run``)."""
 
-    def __init__(self, container: dict[str, Any], *, host: str, grace: float) -> None:
+    def __init__(self, container: dict[str, Any], *, host: str, grace: float,
+                 record: Callable[[str, str, str], None] = lambda type, reason, message: None) -> None:
         self.container = container
+        self.record = record  # (type, reason, message): an Event about the container's pod
         self.host = host
         self.grace = grace
         self._workers: list[_Worker] = []
@@ -161,7 +168,8 @@ class ContainerProbes:
                 def once(probe: dict[str, Any] = probe) -> tuple[bool, str]:
                     return probe_once(probe, host=self.host, env=proc.env, working_dir=proc.working_dir,
                                       ports=list(self.container.get("ports") or ()))
-                started.append(_Worker(kind, probe, once, on_result, proc.name))
+                started.append(_Worker(kind, probe, once, on_result, proc.name,
+                                       lambda message: self.record("Warning", "Unhealthy", message)))
         with self._lock:
             current = run == self._runs
             if current:
@@ -171,6 +179,7 @@ class ContainerProbes:
 
     def _kill(self, proc: Any, probe: dict[str, Any] | None, kind: str) -> None:
         log.info("Container %s failed %s probe, will be restarted", proc.name, kind)
+        self.record("Normal", "Killing", f"Container {proc.name} failed {kind} probe, will be restarted")
         grace = (probe or {}).get("terminationGracePeriodSeconds")
         threading.Thread(target=proc.kill, args=(float(grace) if grace is not None else self.grace,),
                          daemon=True).start()

@@ -166,7 +166,8 @@ class ProcessProvider:
         for c in spec.get("containers") or ():
             proc = rec.containers.get(str(c.get("name")))
             if proc is not None and (c.get("startupProbe") or c.get("readinessProbe") or c.get("livenessProbe")):
-                proc.on_run = ContainerProbes(c, host=self.context.internal_ip or "127.0.0.1", grace=grace)
+                proc.on_run = ContainerProbes(c, host=self.context.internal_ip or "127.0.0.1", grace=grace,
+                                              record=functools.partial(self.context.record_event, rec.pod))
 
     def _adopt_once(self) -> None:
         """At the first call after a start: take up the pods a previous run of the provider left running."""
