@@ -45,6 +45,8 @@ __all__ = ["UNSCHEDULABLE_TIMEOUT", "QueuedPodInfo", "SchedulingQueue"]
 
 #: podMaxInUnschedulablePodsDuration: how long a pod waits for an event before it is retried anyway.
 UNSCHEDULABLE_TIMEOUT = 300.0
+#: The event of a pod whose backoff ended (kube's ``framework.BackoffComplete``).
+BACKOFF_COMPLETE = "BackoffComplete"
 ACTIVE, BACKOFF, UNSCHEDULABLE, FLIGHT = "active", "backoff", "unschedulable", "flight"
 
 
@@ -283,8 +285,9 @@ class SchedulingQueue:
             self._park(qp, event)
         return qp.gated()
 
-    def _move_to_active(self, qp: QueuedPodInfo, event: str, from_backoff: bool = False) -> bool:
-        if not from_backoff and self._gated(qp, event):
+    def _move_to_active(self, qp: QueuedPodInfo, event: str) -> bool:
+        # PreEnqueue ran when the pod entered backoffQ: not again when it leaves (kube's BackoffComplete)
+        if event != BACKOFF_COMPLETE and self._gated(qp, event):
             return False
         if qp.initial_attempt is None:
             qp.initial_attempt = self.clock()
@@ -336,7 +339,7 @@ class SchedulingQueue:
             while heap and heap[0][0] < window:
                 _, _, qp = heapq.heappop(heap)
                 del self._where[qp.pod.key]
-                moved += self._move_to_active(qp, "BackoffComplete", from_backoff=True)
+                moved += self._move_to_active(qp, BACKOFF_COMPLETE)
         return moved
 
     def _next_backoff_wait(self) -> float | None:

@@ -267,18 +267,15 @@ class Scheduler:
         """PreBind, Bind, PostBind; or, for a pod ``rejected`` while waiting at Permit, its failure."""
         pod = qp.pod
         if self._deposed():  # queued when leadership ended: dropped, never sent
-            fw.run_unreserve(state, pod, host)
-            self.snapshot.forget_pod(pod.key)
+            self._forget(fw, state, pod, host)
             self.queue.done(pod.key)
             return
         if rejected is not None:  # kube: a FitError over the one node it was assumed on
-            fw.run_unreserve(state, pod, host)
-            self.snapshot.forget_pod(pod.key)
+            self._forget(fw, state, pod, host)
             self._failed(fw, qp, cycle, UNSCHEDULABLE, f"0/1 nodes are available: 1 {rejected.message()}.",
                          (rejected.plugin,) if rejected.plugin else (), start=start)
-            # What it held is free again, for the others (after _failed, as kube: not an in-flight event of its own)
-            assumed = {**pod.pod, "spec": {**pod.spec, "nodeName": host}}
-            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None, exclude=pod.key)
+            # After _failed, as kube: the freed room is not an in-flight event of the pod's own
+            self._room_freed(pod, host, exclude=pod.key)
             return
         extenders = self.algorithm.extenders
         by_extenders = (lambda p, n: bind_with_extenders(extenders, p, n)) if extenders else None
@@ -290,17 +287,24 @@ class Scheduler:
                 pod.pod, events.NORMAL, "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {host}",
                 action="Binding")
             return
-        fw.run_unreserve(state, pod, host)
-        self.snapshot.forget_pod(pod.key)
+        self._forget(fw, state, pod, host)
         if self._deposed():  # refused by the fence (or sent as leadership ended): nothing to retry here
             log.info("binding %s/%s to %s dropped: no longer the leader", pod.namespace, pod.name, host)
             self.queue.done(pod.key)
             return
-        # What it held is free again: as if the assumed pod were deleted.
-        assumed = {**pod.pod, "spec": {**pod.spec, "nodeName": host}}
-        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None)
+        self._room_freed(pod, host)
         point = "Bind" if status.plugin in {n for n, _ in fw.bind} else "PreBind"
         self._failed(fw, qp, cycle, SCHEDULER_ERROR, _plugin_message(point, status), (), error=True, start=start)
+
+    def _forget(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> None:
+        """Undo the assumption: Unreserve, and the node no longer counts the pod."""
+        fw.run_unreserve(state, pod, host)
+        self.snapshot.forget_pod(pod.key)
+
+    def _room_freed(self, pod: PodInfo, host: str, exclude: str = "") -> None:
+        """What the assumed pod held on ``host`` is free again: parked pods retry as if it were deleted."""
+        assumed = {**pod.pod, "spec": {**pod.spec, "nodeName": host}}
+        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None, exclude=exclude)
 
     def _failed(self, fw: Framework, qp: q.QueuedPodInfo, cycle: int, reason: str, message: str,
                 plugins: Iterable[str], error: bool = False, start: float | None = None,
