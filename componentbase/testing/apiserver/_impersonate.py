@@ -16,6 +16,7 @@ from email.message import Message
 from typing import Any
 
 from ._authn import check
+from ._sa_tokens import service_account_groups
 from .auth import Attributes, User
 from .errors import ApiError
 
@@ -35,7 +36,8 @@ def impersonated(headers: Message, user: User, authorizer: Any, enforce: bool) -
     name = headers.get("Impersonate-User") or ""
     groups = [g for g in headers.get_all("Impersonate-Group") or () if g]
     uid = headers.get("Impersonate-Uid") or ""
-    extras = [(key[len("impersonate-extra-"):], value) for key, value in headers.items()
+    # Impersonate-Extra-<key>: the key is percent-encoded, and compared lower-cased (as kube does)
+    extras = [(urllib.parse.unquote(key[len("impersonate-extra-"):]).lower(), value) for key, value in headers.items()
               if key.lower().startswith("impersonate-extra-")]
     if not (name or groups or uid or extras):
         return user
@@ -43,8 +45,7 @@ def impersonated(headers: Message, user: User, authorizer: Any, enforce: bool) -
         (lambda attrs, key: check(authorizer, user, attrs, key)) if enforce else (lambda attrs, key: None))
     if not name:
         asked = [_reference("Group", g) for g in groups]
-        asked += [_reference("UserExtra", v, field_path=urllib.parse.unquote(k).lower(),
-                             api_version=f"{_AUTH_GROUP}/v1") for k, v in extras]
+        asked += [_reference("UserExtra", v, field_path=k, api_version=f"{_AUTH_GROUP}/v1") for k, v in extras]
         if uid:
             asked.append(_reference("UID", uid, api_version=f"{_AUTH_GROUP}/v1"))
         raise ApiError(500, "InternalError", f"Internal error occurred: requested [{' '.join(asked)}] without "
@@ -53,7 +54,7 @@ def impersonated(headers: Message, user: User, authorizer: Any, enforce: bool) -
         namespace, sa = name[len(_SA_PREFIX):].split(":")
         allow(Attributes("impersonate", "serviceaccounts", namespace=namespace, name=sa), "serviceaccounts")
         if not groups:
-            groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
+            groups = service_account_groups(namespace)
     else:
         allow(Attributes("impersonate", "users", name=name), "users")
     for group in groups:
@@ -61,7 +62,7 @@ def impersonated(headers: Message, user: User, authorizer: Any, enforce: bool) -
     if uid:
         allow(Attributes("impersonate", "uids", group=_AUTH_GROUP, name=uid), f"uids.{_AUTH_GROUP}")
     for key, value in extras:
-        allow(Attributes("impersonate", "userextras", urllib.parse.unquote(key).lower(), _AUTH_GROUP, name=value),
+        allow(Attributes("impersonate", "userextras", key, _AUTH_GROUP, name=value),
               f"userextras.{_AUTH_GROUP}")
     if name == "system:anonymous":
         groups = groups if "system:unauthenticated" in groups else [*groups, "system:unauthenticated"]

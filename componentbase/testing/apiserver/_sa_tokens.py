@@ -21,7 +21,12 @@ from typing import Any
 from .auth import User
 from .store import Store
 
-__all__ = ["ServiceAccountTokens"]
+__all__ = ["ServiceAccountTokens", "service_account_groups"]
+
+
+def service_account_groups(namespace: str) -> list[str]:
+    """The groups a ServiceAccount of ``namespace`` is in (kube's ``serviceaccount.MakeGroupNames``)."""
+    return ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
 
 
 def _b64decode(part: str) -> bytes:
@@ -63,4 +68,4 @@ class ServiceAccountTokens:
         if entry is None or entry.obj["metadata"].get("uid") != sa.get("uid"):
             return None
         return User(f"system:serviceaccount:{namespace}:{sa.get('name')}", str(sa.get("uid") or ""),
-                    ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"))
+                    (*service_account_groups(namespace), "system:authenticated"))
