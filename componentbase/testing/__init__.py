@@ -8,7 +8,8 @@ from __future__ import annotations
 from ._eventually import eventually
 from ._fakeclock import FakeClock
 from ._nodelifecycle import NodeLifecycle
+from ._ports import free_port
 from .apiserver import FAULTS_PATH, LoopbackAPIServer, Resource, ScalePaths, User
 
 __all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "NodeLifecycle", "Resource", "ScalePaths", "User",
-           "eventually"]
+           "eventually", "free_port"]

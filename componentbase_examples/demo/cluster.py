@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from componentbase.testing import free_port
 from componentbase.util import wait_until
 from componentbase_examples.demo.workload import SCHEDULER_NAME
 
 LEASE_NAME = "componentbase-demo-scheduler"
 LEASE_NAMESPACE = "default"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Process:

@@ -41,14 +41,14 @@ class _KubeletEvents:
 
 
 def build_provider(config: Any, resources: ResourceManager,
-                   record_event: Callable[[dict[str, Any], str, str, str], None] | None = None) -> Provider:
+                   record_event: Callable[[dict[str, Any], str, str, str], None]) -> Provider:
     """The provider ``--provider`` names, built with its decoded ``--provider-config``."""
     opts = config.options
     spec = installed_providers(config.plugins)[opts.provider]
     context = ProviderContext(node_name=opts.node_name, operating_system=opts.operating_system,
                               internal_ip=os.environ.get("VKUBELET_POD_IP", ""), daemon_port=opts.listen_port,
                               cluster_domain=opts.cluster_domain, config=config.provider_config, resources=resources,
-                              **({"record_event": record_event} if record_event is not None else {}))
+                              record_event=record_event)
     return Provider.build(spec, context)
 
 

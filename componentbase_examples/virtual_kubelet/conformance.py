@@ -24,7 +24,6 @@ official client, as the project's test extra installs them.
 from __future__ import annotations
 
 import io
-import socket
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any, ClassVar
 import pytest
 
 import componentbase
-from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.testing import LoopbackAPIServer, eventually, free_port
 from componentbase_examples.virtual_kubelet.provider import installed_providers
 from componentbase_examples.virtual_kubelet.provider_types import ProviderContext, ProviderSpec
 
@@ -125,7 +124,7 @@ class ProviderConformance:
         assert self.provider in installed, f"no provider {self.provider!r}: the plugins offer {sorted(installed)}"
         capture = _Capture(installed[self.provider])
         command.plugins.register(capture)
-        args = [f"--provider={NODE}", f"--nodename={NODE}", f"--listen-port={_free_port()}", "--metrics-addr="]
+        args = [f"--provider={NODE}", f"--nodename={NODE}", f"--listen-port={free_port()}", "--metrics-addr="]
         text = self.config_text(tmp_path)
         if text is not None:
             config = tmp_path / "provider.yaml"
@@ -185,12 +184,6 @@ class ProviderConformance:
         eventually(lambda: node.provider_has("here"), self.timeout, what="pod here in the provider")
         assert not node.provider_has("elsewhere")
         assert not (node.read("elsewhere") or {}).get("status", {}).get("containerStatuses")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ready(node: ConformanceNode) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import pytest
 
 import componentbase
-from componentbase.testing import eventually
+from componentbase.testing import eventually, free_port
 from componentbase_examples.scheduler.framework import Code, Plugin, Status
 from componentbase_examples.scheduler.podinfo import PodInfo
 from tests.scheduler.builders import node, pod
@@ -108,7 +108,7 @@ def test_a_waiting_pod_deleted_gives_its_node_back_at_once(
 def test_preempting_a_waiting_pod_rejects_it_at_permit_instead_of_deleting_it(
         cluster: Cluster, start_scheduler: Callable[..., Running]) -> None:
     from .test_preemption import _classes
-    from .test_queueing import free_port, scrape
+    from .test_queueing import scrape
 
     _classes(cluster, low=10, high=1000)
     cluster.create(node("small", cpu="1", memory="2Gi"))

@@ -4,7 +4,6 @@ pod's condition, its binding once the gates are gone, and the scheduler's attemp
 from __future__ import annotations
 
 import re
-import socket
 import ssl
 import urllib.error
 import urllib.request
@@ -12,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from componentbase.testing import eventually
+from componentbase.testing import eventually, free_port
 from tests.scheduler.builders import node, pod
 
 from .conftest import Cluster, Running
@@ -42,12 +41,6 @@ def test_a_gated_pod_waits_with_the_servers_condition_and_is_bound_when_its_gate
     cluster.v1.patch_namespaced_pod("gated", "default", {"spec": {"schedulingGates": None}})
     eventually(lambda: cluster.node_of("gated") == "n1", what="the ungated pod bound")
     eventually(lambda: (cluster.condition("gated") or {}).get("status") == "True", what="PodScheduled=True")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def scrape(port: int) -> str:

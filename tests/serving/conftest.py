@@ -42,13 +42,6 @@ def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
         yield server
 
 
-def free_port() -> int:
-    """A port nothing listens on right now (the kernel's pick)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def tls_context(cafile: str | Path | None) -> ssl.SSLContext:
     """A client context verifying the server against ``cafile`` (or not verifying, when None)."""
     if cafile is None:

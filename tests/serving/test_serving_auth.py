@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.testing import LoopbackAPIServer, eventually, free_port
 
 from .component import Running
-from .conftest import ADMIN, ALICE, BOB, NOT_YET, Client, free_port, get, tls_context
+from .conftest import ADMIN, ALICE, BOB, NOT_YET, Client, get, tls_context
 
 pytestmark = pytest.mark.integration
 

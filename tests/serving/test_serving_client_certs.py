@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.testing import LoopbackAPIServer, eventually, free_port
 
 from .component import Running
-from .conftest import NOT_YET, free_port, get
+from .conftest import NOT_YET, get
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ import pytest
 
 import componentbase
 from componentbase.serving import start_serving
-from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.testing import LoopbackAPIServer, eventually, free_port
 
 from .component import Running
-from .conftest import ADMIN, NOT_YET, Background, Client, free_port, get, port_is_free, tls_context
+from .conftest import ADMIN, NOT_YET, Background, Client, get, port_is_free, tls_context
 from .test_serving_health import serving_config
 
 pytestmark = pytest.mark.integration

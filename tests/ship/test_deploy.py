@@ -11,7 +11,6 @@ these tests: the component cannot elect, bind, report status or record, and its 
 from __future__ import annotations
 
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from conftest import ACCOUNTS, Kubectl, documents
 from kubernetes import client
 
 from componentbase.client import SERVICE_ACCOUNT_DIR_ENV
-from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.testing import LoopbackAPIServer, eventually, free_port
 
 #: The scheduler's start-up imports the official client's models, which takes seconds on a loaded machine.
 pytestmark = [pytest.mark.process, pytest.mark.timeout(240)]
@@ -85,12 +84,6 @@ def test_the_manifests_apply_with_a_server_side_dry_run_then_for_real(rendered: 
     again = admin(*APPLY, "-f", str(path))
     assert "configured" not in again.stdout and again.stdout.count("unchanged") == len(names) + len(
         [line for line in done.stdout.splitlines() if "created" in line]) - len(names)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def node(name: str) -> dict[str, Any]:
