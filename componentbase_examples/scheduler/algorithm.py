@@ -30,6 +30,7 @@ from componentbase_examples.scheduler.framework import (
     NodeToStatus,
     PostFilterResult,
     PreFilterResult,
+    StateNotFound,
     Status,
 )
 from componentbase_examples.scheduler.nominator import Nominator
@@ -305,7 +306,8 @@ def run_pre_filter(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[N
 
 
 class ScoreError(Exception):
-    """A score plugin gave a score outside 0..100 after normalizing: a plugin bug, the cycle fails."""
+    """A PreScore or Score plugin failed, or gave a score outside 0..100 after normalizing: the cycle fails
+    with kube's message and no traceback, as kube reports a plugin's error status."""
 
 
 def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
@@ -320,11 +322,14 @@ def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeI
             if result.is_skip():
                 skipped.add(name)
             elif not result.is_success():
-                raise ScoreError(f"running PreScore plugin {name}: {result.message()}")
+                raise ScoreError(f'running PreScore plugin "{name}": {result.message()}')
     plugins = [plugin for plugin in fw.score if plugin.name not in skipped]
     weighted_sum = WeightedSum(len(nodes), MAX_NODE_SCORE * sum(max(p.weight, 0) for p in plugins))
     for plugin in plugins:
-        scores = plugin.score(state=state, pod=pod, nodes=nodes)
+        try:
+            scores = plugin.score(state=state, pod=pod, nodes=nodes)
+        except StateNotFound as e:  # its PreScore is disabled in the profile
+            raise ScoreError(f'running Score plugins: plugin "{plugin.name}" failed with: {e}') from e
         if plugin.normalize is not None:
             plugin.normalize(state=state, pod=pod, nodes=nodes, scores=scores)
         raw = as_bytes(scores)

@@ -41,6 +41,7 @@ from componentbase_examples.scheduler.interface import (
     PostFilterResult,
     PreFilterResult,
     SchedulerHooks,
+    StateNotFound,
     Status,
 )
 from componentbase_examples.scheduler.nominator import Nominator
@@ -66,6 +67,7 @@ __all__ = [
     "Registry",
     "RegistryError",
     "SchedulerHooks",
+    "StateNotFound",
     "Status",
     "build_framework",
     "new_plugin_manager",

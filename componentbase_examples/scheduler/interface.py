@@ -27,13 +27,22 @@ __all__ = [
     "PostFilterResult",
     "PreFilterResult",
     "SchedulerHooks",
+    "StateNotFound",
     "Status",
 ]
 
 MAX_NODE_SCORE = 100
 
-#: Per-cycle scratch space shared by a profile's plugins; each keys its data by its own name.
-CycleState = dict[str, Any]
+class StateNotFound(Exception):
+    """A plugin read what an earlier extension point of its own did not write (that point is disabled in
+    the profile): kube's "not found" cycle-state error, which fails the attempt without a traceback."""
+
+
+class CycleState(dict[str, Any]):
+    """Per-cycle scratch space shared by a profile's plugins; each keys its data by its own name."""
+
+    def __missing__(self, key: str) -> Any:
+        raise StateNotFound(f'reading "{key}" from cycleState: not found')
 #: The key under which the cycle's state holds the names of the plugins whose Filter PreFilter skipped.
 SKIPPED_FILTERS = "framework/skippedFilters"
 

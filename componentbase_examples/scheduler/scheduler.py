@@ -32,7 +32,7 @@ from componentbase.client import is_conflict
 from componentbase.controller import Manager
 from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler import queue as q
-from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
+from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm, ScoreError
 from componentbase_examples.scheduler.binder import APIBinder, unschedulable_condition
 from componentbase_examples.scheduler.events import EVENT_ASSIGNED_POD_DELETE, EVENT_FORCE_ACTIVATE
 from componentbase_examples.scheduler.extender import (
@@ -41,7 +41,15 @@ from componentbase_examples.scheduler.extender import (
     extenders_from_config,
     ignore_extender_resources,
 )
-from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
+from componentbase_examples.scheduler.framework import (
+    CycleState,
+    Framework,
+    Handle,
+    Registry,
+    RegistryError,
+    StateNotFound,
+    Status,
+)
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
 from componentbase_examples.scheduler.metrics import ERROR, SCHEDULED, SchedulerMetrics
 from componentbase_examples.scheduler.metrics import UNSCHEDULABLE as NO_FIT
@@ -193,7 +201,7 @@ class Scheduler:
             # (and leaves the queue) or its binding failed.
             self.queue.add_unschedulable_if_not_present(qp, cycle, error=True)
             return True
-        state: CycleState = {}
+        state = CycleState()
         try:
             result = self.algorithm.schedule_pod(fw, state, pod)
         except FitError as e:
@@ -206,7 +214,7 @@ class Scheduler:
         except NoNodesAvailable as e:
             self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), (), start=start)
             return True
-        except ExtenderError as e:  # a non-ignorable extender failed: kube's error, no traceback
+        except (ExtenderError, ScoreError, StateNotFound) as e:  # kube's error status, no traceback
             self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True, start=start)
             return True
         except Exception as e:  # a plugin's bug fails this attempt, not the scheduler

@@ -19,7 +19,7 @@ import pluggy
 
 from componentbase_examples.scheduler import config, manifests, profiles
 from componentbase_examples.scheduler.algorithm import FitError, NoNodesAvailable, SchedulingAlgorithm
-from componentbase_examples.scheduler.framework import Framework, Handle, Registry, RegistryError, Status
+from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, RegistryError, Status
 from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.plugins.volumes import StaticStore
 from componentbase_examples.scheduler.podinfo import PodInfo
@@ -139,7 +139,7 @@ def _bound(pod: PodInfo, node_name: str) -> None:
 
 def _schedule_one(algorithm: SchedulingAlgorithm, snapshot: Snapshot, fw: Framework, info: PodInfo) -> str:
     """``-> node`` when placed, else the reason, as one line."""
-    state: dict[str, Any] = {}
+    state = CycleState()
     try:
         result = algorithm.schedule_pod(fw, state, info)
     except (FitError, NoNodesAvailable) as e:

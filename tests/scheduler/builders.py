@@ -7,7 +7,7 @@ from typing import Any
 
 from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler.algorithm import SchedulingAlgorithm
-from componentbase_examples.scheduler.framework import Framework, Handle, Registry, new_plugin_manager
+from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, new_plugin_manager
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import Snapshot
 
@@ -68,7 +68,7 @@ class Cluster:
     def schedule(self, p: dict[str, Any], assume: bool = True) -> str:
         """The chosen node's name; raises FitError."""
         info = PodInfo(p)
-        result = self.algorithm.schedule_pod(self.framework, {}, info)
+        result = self.algorithm.schedule_pod(self.framework, CycleState(), info)
         if assume:
             self.snapshot.assume_pod(info, result.suggested_host)
         return result.suggested_host

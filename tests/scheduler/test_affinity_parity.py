@@ -60,7 +60,7 @@ def test_an_invalid_label_value_in_a_preferred_term_fails_pre_filter_and_pre_sco
         "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
     assert parse_terms(PodInfo(bad)).error == msg
     assert c.fit_message(bad) == f"0/2 nodes are available: parsing pod: {msg}."
-    with pytest.raises(Exception, match="running PreScore plugin InterPodAffinity: failed to parse pod: "):
+    with pytest.raises(Exception, match='running PreScore plugin "InterPodAffinity": failed to parse pod: '):
         prioritize(c.framework, {}, PodInfo(bad), c.snapshot.nodes)
 
 

@@ -7,7 +7,12 @@ from collections import Counter
 
 import pytest
 
-from componentbase_examples.scheduler.algorithm import NoNodesAvailable, SchedulingAlgorithm, num_feasible_nodes_to_find
+from componentbase_examples.scheduler.algorithm import (
+    NoNodesAvailable,
+    SchedulingAlgorithm,
+    ScoreError,
+    num_feasible_nodes_to_find,
+)
 from componentbase_examples.scheduler.podinfo import PodInfo
 
 from .builders import Cluster, load_config, node, pod, taint
@@ -68,6 +73,16 @@ def test_without_score_plugins_the_first_feasible_node_is_enough() -> None:
     cfg = load_config("profiles:\n- plugins:\n    score:\n      disabled: [{name: '*'}]\n")
     cluster = Cluster([node(f"n{i}") for i in range(300)], cfg)
     assert [cluster.schedule(pod(f"p{i}"), assume=False) for i in range(3)] == ["n0", "n1", "n2"]
+
+
+@pytest.mark.parametrize("plugin", ["TaintToleration", "PodTopologySpread"])
+def test_a_score_plugin_whose_pre_score_is_disabled_fails_the_cycle_with_kubes_message(plugin: str) -> None:
+    cfg = load_config(f"profiles:\n- plugins:\n    preScore:\n      disabled: [{{name: {plugin}}}]\n")
+    cluster = Cluster([node("a"), node("b")], cfg)
+    with pytest.raises(ScoreError) as failed:
+        cluster.schedule(pod("p"), assume=False)
+    assert str(failed.value).startswith(f'running Score plugins: plugin "{plugin}" failed with: reading "')
+    assert str(failed.value).endswith('" from cycleState: not found')
 
 
 def test_ties_are_broken_uniformly_at_random() -> None:

@@ -257,7 +257,7 @@ class _DryRun:
     def __init__(self, fw: Framework, snapshot: Snapshot, state: CycleState, pod: PodInfo) -> None:
         self.snapshot = snapshot
         self.pod = pod
-        self.state = dict(state)
+        self.state = CycleState(state)
         skipped: set[str] | None = state.get(SKIPPED_FILTERS)
         self.pre_filter = Framework(fw.profile_name, pre_filter=[
             (n, f) for n, f in fw.pre_filter if skipped is None or n not in skipped])
