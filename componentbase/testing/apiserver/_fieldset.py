@@ -156,29 +156,33 @@ def _walk(path: Path, name: str, value: Any, schema: Any, out: dict[Path, Any]) 
 
 
 def as_fields_v1(paths: set[Path]) -> dict[str, Any]:
-    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry, first as kube writes it."""
+    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry, first as kube writes it.
+    In sorted order a path comes before the paths below it, so a node still empty when a later path passes
+    through it is a member: its ``.`` goes in before its children."""
     root: dict[str, Any] = {}
     for path in sorted(paths):
         node = root
-        for element in path:
-            node = node.setdefault(element, {})
+        for element in path[:-1]:
+            child = node.get(element)
+            if child is None:
+                child = node[element] = {}
+            elif not child:
+                child["."] = {}
+            node = child
+        if path:
+            node[path[-1]] = {}
+    return {".": {}, **root} if root and () in paths else root
 
-    def marked(node: dict[str, Any], prefix: Path) -> dict[str, Any]:
-        out = {k: marked(v, (*prefix, k)) if v else v for k, v in node.items()}
-        return {".": {}, **out} if out and prefix in paths else out
 
-    return marked(root, ())
-
-
-def from_fields_v1(tree: Any, prefix: Path = ()) -> set[Path]:
-    out: set[Path] = set()
+def from_fields_v1(tree: Any, prefix: Path = (), out: set[Path] | None = None) -> set[Path]:
+    out = set() if out is None else out
     if not isinstance(tree, dict):
         return out
     for element, child in tree.items():
         if element == ".":
             out.add(prefix)
         elif isinstance(child, dict) and child:
-            out |= from_fields_v1(child, (*prefix, element))
+            from_fields_v1(child, (*prefix, element), out)
         else:
             out.add((*prefix, element))
     return out
