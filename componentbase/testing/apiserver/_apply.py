@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +33,7 @@ from ._fieldset import (
     pick,
     remove_path,
 )
-from ._wire import Request, now_rfc3339
+from ._wire import Request, loads, now_rfc3339
 from .errors import ApiError
 from .patch import APPLY_PATCH as APPLY
 from .resources import Resource
@@ -88,6 +89,12 @@ def manager_of(query: dict[str, str], user_agent: str) -> str:
     """The manager of a write: ``fieldManager``, else the User-Agent's product name as kube takes it."""
     if query.get("fieldManager"):
         return query["fieldManager"]
+    return _agent_manager(user_agent)
+
+
+@functools.lru_cache(maxsize=64)
+def _agent_manager(user_agent: str) -> str:
+    """Cached: a client sends the same User-Agent with every write, and this walked it character by character."""
     name = "".join(c for c in user_agent.split("/", 1)[0] if c.isprintable())
     return name.encode()[:128].decode(errors="ignore")
 
@@ -95,7 +102,7 @@ def manager_of(query: dict[str, str], user_agent: str) -> str:
 def decode_apply(body: bytes) -> dict[str, Any]:
     """An apply configuration is YAML (JSON being YAML); anything but an object is kube's 400."""
     try:
-        doc = json.loads(body)
+        doc = loads(body)
     except ValueError:
         import yaml  # type: ignore[import-untyped]  # PyYAML, a dependency of kubernetes; only for YAML bodies
 

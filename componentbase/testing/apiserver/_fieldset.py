@@ -130,6 +130,9 @@ def _diff(path: Path, name: str, old: Any, new: Any, schema: Any, changed: set[P
         _walk(path, name, old, schema, was)
     if new is not _MISSING:
         _walk(path, name, new, schema, now)
+    if not was:  # a field set anew (every field of a create): all of it changed
+        changed.update(now)
+        return
     changed.update(p for p, v in now.items() if was.get(p, _MISSING) is not v and was.get(p, _MISSING) != v)
     removed.update(was.keys() - now.keys())
 
