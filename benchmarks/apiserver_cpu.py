@@ -1,9 +1,10 @@
 """CPU the loopback API server spends per request, by kind of request: the figure that bounds every test
 and benchmark that talks to it, read as CPU (not rate) so it holds on a loaded machine.
 
-Each round starts a fresh server through its CLI (its own process), sends ``--requests`` requests of each
-kind over one keep-alive connection with the official client's headers, and charges the server process's
-CPU time (user + system) to the phase:
+Each round starts a fresh server through its CLI (its own process), creates one pod to warm it up (the
+first write loads the official client's models for field validation, about a second of CPU once), sends
+``--requests`` requests of each kind over one keep-alive connection with the official client's headers,
+and charges the server process's CPU time (user + system) to the phase:
 
 - create: a pod about the size tests and the scheduler benchmark create;
 - patch: a strategic merge patch of one label, as controllers send;
@@ -125,6 +126,8 @@ def one_round(n: int, watchers: int, profile: str | None = None) -> dict[str, fl
             server = psutil.Process(proc.pid)
             c = _Conn(host, port)
             c.call("POST", "/api/v1/namespaces", {"metadata": {"name": "bench"}}, 201)
+            # warm: the first write loads the official client's models (about a second of CPU, once)
+            c.call("POST", _PODS, _pod("warm-up"), 201)
             names = [f"p-{i}" for i in range(n)]
             ms: dict[str, float] = {}
 

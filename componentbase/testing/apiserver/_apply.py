@@ -33,7 +33,8 @@ from ._fieldset import (
     pick,
     remove_path,
 )
-from ._wire import Request, loads, now_rfc3339
+from ._json import loads, note_floats
+from ._wire import Request, now_rfc3339
 from .errors import ApiError
 from .patch import APPLY_PATCH as APPLY
 from .resources import Resource
@@ -108,6 +109,7 @@ def decode_apply(body: bytes) -> dict[str, Any]:
 
         try:
             doc = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            note_floats(doc)
         except yaml.YAMLError as err:
             raise ApiError.bad_request(f"error decoding YAML: {err}") from None
     if not isinstance(doc, dict):

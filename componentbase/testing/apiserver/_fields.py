@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ._decode import fields_of, first_type_error, inner_type
-from ._wire import loads
+from ._json import loads
 from .errors import ApiError
 from .resources import Resource
 

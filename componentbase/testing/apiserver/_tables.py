@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._cells import since
+from ._json import loads
 from ._printers import COLUMNS, DEFAULT_COLUMNS, cells_for
-from ._wire import Reply, Request, loads
+from ._wire import Reply, Request
 from .errors import ApiError
 from .resources import Resource
 from .store import Store, encode

@@ -24,6 +24,7 @@ from ._deletion import (
 )
 from ._gc import Collector
 from ._immutable import prepare_update, update_errors
+from ._json import loads
 from ._listing import list_reply, selectors_of
 from ._priority import admit_priority
 from ._subresources import (
@@ -35,7 +36,7 @@ from ._subresources import (
     with_replicas,
 )
 from ._validation import raise_invalid, validate
-from ._wire import Reply, Request, decode_json, decode_object, loads, now_rfc3339
+from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 from .errors import ApiError, status_body
 from .patch import apply_patch
 from .resources import Registry, Resource
