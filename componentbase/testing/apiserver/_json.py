@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 import orjson
 
 __all__ = ["dumps", "loads", "note_floats"]
 
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-_SMALL_FLOAT = re.compile(rb"[\[:,]-?(?:0\.0000|[0-9.]+e-[1-9](?![0-9]))")
+_DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_DIGITS = b"0" * 19  # in the translated text: a run of 19 digits (a regular expression took 8 us)
+_NUMERIC = frozenset(b"0123456789.")
 _json_only = [False]  # set for good once a document may hold NaN or Infinity
 
 
@@ -38,7 +38,7 @@ def loads(data: bytes) -> Any:
         doc = json.loads(data)
         _json_only[0] = True  # it may hold NaN or Infinity, which orjson would encode as null
         return doc
-    return doc if _LONG_DIGITS.search(data) is None else json.loads(data)
+    return json.loads(data) if _NINETEEN_DIGITS in bytes(data).translate(_DIGITS_AS_ZEROS) else doc
 
 
 def dumps(obj: Any) -> bytes:
@@ -49,9 +49,23 @@ def dumps(obj: Any) -> bytes:
         except TypeError:  # orjson.JSONEncodeError
             pass
         else:
-            if _SMALL_FLOAT.search(out) is None:
+            if not _small_float(out):
                 return out
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _small_float(out: bytes) -> bool:
+    """Might ``out`` hold a float orjson writes otherwise than Python (``0.00001``, ``1e-7``)? A string that
+    looks so too only costs a ``json.dumps``. Found with ``bytes.find``: a regular expression took as long
+    as the encoding saved."""
+    if b"0.0000" in out:
+        return True
+    at = out.find(b"e-")
+    while at != -1:
+        if at and out[at - 1] in _NUMERIC and out[at + 2:at + 3].isdigit() and not out[at + 3:at + 4].isdigit():
+            return True
+        at = out.find(b"e-", at + 2)
+    return False
 
 
 def note_floats(doc: Any) -> None:
