@@ -188,7 +188,11 @@ def one_round(n: int, watchers: int, profile: str | None = None) -> dict[str, fl
             return ms
         finally:
             proc.terminate()
-            proc.wait(10)
+            try:
+                proc.wait(30)  # a loaded machine can take a while to close the open watches
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def main() -> int:
