@@ -37,3 +37,10 @@ def test_the_controller_benchmark_writes_each_object_once() -> None:
     out = _run("benchmarks/controller.py", "--objects=30", "--rounds=1")
     assert re.search(r"writes/object 1\.00, RSS -?\d+ B/cached object", out), out
     assert re.search(r"ratio \(manager / raw rate\): [\d.]+", out), out
+
+
+def test_the_api_server_cpu_benchmark_charges_each_kind_of_request() -> None:
+    out = _run("benchmarks/apiserver_cpu.py", "--requests=20", "--rounds=1", "--watchers=2")
+    kinds = re.search(r"median: +create ([\d.]+), patch ([\d.]+), bind\+event ([\d.]+), get ([\d.]+), "
+                      r"watch event ([\d.]+) ms server CPU per request", out)
+    assert kinds is not None, out

@@ -27,8 +27,8 @@ def aggregate_cluster_roles(rest: Deleter) -> None:
     for name, role in roles.items():
         if not isinstance(role.get("aggregationRule"), dict):
             continue
-        rules = copy.deepcopy(cluster_role_rules(name, roles))
+        rules = cluster_role_rules(name, roles)  # the stored roles' own rules: copied only to be written
         if rules != (role.get("rules") or []):
             updated = copy.deepcopy(role)
-            updated["rules"] = rules
+            updated["rules"] = copy.deepcopy(rules)
             rest._write(res, "", updated, dry=False)

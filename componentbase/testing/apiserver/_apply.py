@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -21,15 +22,18 @@ from ._fieldset import (
     ATOMIC_MAPS,
     Path,
     as_fields_v1,
+    changes,
     child_schema,
     from_fields_v1,
     key_element,
     leaves,
     list_keys,
+    owns_any,
     path_string,
     pick,
     remove_path,
 )
+from ._json import loads, note_floats
 from ._wire import Request, now_rfc3339
 from .errors import ApiError
 from .patch import APPLY_PATCH as APPLY
@@ -86,6 +90,12 @@ def manager_of(query: dict[str, str], user_agent: str) -> str:
     """The manager of a write: ``fieldManager``, else the User-Agent's product name as kube takes it."""
     if query.get("fieldManager"):
         return query["fieldManager"]
+    return _agent_manager(user_agent)
+
+
+@functools.lru_cache(maxsize=64)
+def _agent_manager(user_agent: str) -> str:
+    """Cached: a client sends the same User-Agent with every write, and this walked it character by character."""
     name = "".join(c for c in user_agent.split("/", 1)[0] if c.isprintable())
     return name.encode()[:128].decode(errors="ignore")
 
@@ -93,12 +103,13 @@ def manager_of(query: dict[str, str], user_agent: str) -> str:
 def decode_apply(body: bytes) -> dict[str, Any]:
     """An apply configuration is YAML (JSON being YAML); anything but an object is kube's 400."""
     try:
-        doc = json.loads(body)
+        doc = loads(body)
     except ValueError:
         import yaml  # type: ignore[import-untyped]  # PyYAML, a dependency of kubernetes; only for YAML bodies
 
         try:
             doc = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            note_floats(doc)
         except yaml.YAMLError as err:
             raise ApiError.bad_request(f"error decoding YAML: {err}") from None
     if not isinstance(doc, dict):
@@ -107,9 +118,6 @@ def decode_apply(body: bytes) -> dict[str, Any]:
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise ApiError.bad_request("metadata.managedFields must be nil")
     return doc
-
-
-_ABSENT = object()
 
 
 def _entries(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -255,20 +263,29 @@ def track_update(res: Resource, old: dict[str, Any] | None, new: dict[str, Any],
     entries = _entries(new) if sent not in (None, []) else _entries(old)
     if sent == [{}]:  # kube's way to clear them
         entries = []
-    before, after = _fields(res, old, sub), _fields(res, new, sub)
-    changed = {p for p, v in after.items() if before.get(p, _ABSENT) is not v and before.get(p, _ABSENT) != v}
-    removed = before.keys() - after.keys()
+    changed, removed = changes(_scope(old, sub), _scope(new, sub), res.schema,
+                               skip_status=sub == "" and res.has_status)
+    touched = changed | removed
     mine = None
     for entry in entries:
         if entry.get("manager") == manager and entry.get("operation") == "Update" and \
                 entry.get("subresource", "") == sub:
             mine = entry
-        elif (owned := _owned(entry)) & (changed | removed):
-            entry["fieldsV1"] = as_fields_v1(owned - changed - removed)
-    if mine is not None and not changed and _owned(mine) & removed:
+        elif touched and owns_any(entry.get("fieldsV1"), touched):
+            entry["fieldsV1"] = as_fields_v1(_owned(entry) - touched)
+    if mine is not None and not changed and owns_any(mine.get("fieldsV1"), removed):
         mine["fieldsV1"] = as_fields_v1(_owned(mine) - removed)
     elif changed:
         paths = ((_owned(mine) if mine else set()) | changed) - removed
         fresh = _entry(manager, "Update", res.group_version, paths, sub)
         entries = [fresh if e is mine else e for e in entries] + ([] if mine else [fresh])
     _store(new, entries)
+
+
+def _scope(obj: dict[str, Any] | None, sub: str) -> dict[str, Any]:
+    """What a write through ``sub`` manages (as ``_fields``): the object, or its status alone."""
+    if obj is None:
+        return {}
+    if sub == "status":
+        return {"status": obj["status"]} if obj.get("status") else {}
+    return obj

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from ._convert import ApiVersionConverter
+from ._json import loads
 from ._schema import Cause, go_value, structural_errors
 from ._wire import now_rfc3339
 from .errors import ApiError
@@ -207,5 +208,5 @@ def read_crd_files(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
             items = doc.get("items") if isinstance(doc, dict) and doc.get("kind", "").endswith("List") else [doc]
             for item in items or ():
                 if isinstance(item, dict) and item.get("kind") == _KIND:
-                    out.append((file, json.loads(json.dumps(item, default=str))))
+                    out.append((file, loads(json.dumps(item, default=str).encode())))
     return out

@@ -18,6 +18,7 @@ __all__ = ["fields_of", "first_type_error", "inner_type"]
 _MODEL_PREFIX = re.compile(r"^(?:[A-Z][a-z]+)*?V\d+(?:alpha\d+|beta\d+)?(?=[A-Z])")
 # string fields whose Go type is resource.Quantity, which also decodes a JSON number
 _QUANTITIES = frozenset({"limits", "requests", "capacity", "allocatable", "hard", "used", "sizeLimit", "storage"})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _INT64 = re.compile(r"(Seconds|Generation|generation|Bytes|Count|Limit|RevisionHistoryLimit)$")
 
 
@@ -116,12 +117,16 @@ def _walk(kind: str, value: Any, path: str, struct: str, name: str) -> str | Non
                 return found
     elif isinstance(value, dict):
         fields = fields_of(inner)
+        if fields is None:
+            return None
         go_struct = _go_type(inner, "").rpartition(".")[2]
         for key, item in value.items():
-            if fields is not None and key in fields:
-                found = _walk(fields[key], item, f"{path}.{key}" if path else key, go_struct, key)
-                if found:
-                    return found
+            field = fields.get(key)
+            if field is None or (type(item) in _SCALARS and _fits(field, item, key)):
+                continue  # a field the type lacks, or a scalar it holds: nothing below to check
+            found = _walk(field, item, f"{path}.{key}" if path else key, go_struct, key)
+            if found:
+                return found
     return None
 
 

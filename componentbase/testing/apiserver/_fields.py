@@ -10,10 +10,12 @@ for are not checked.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from ._decode import fields_of, first_type_error, inner_type
+from ._json import loads
 from .errors import ApiError
 from .resources import Resource
 
@@ -45,9 +47,14 @@ def model_of(res: Resource, sub: str) -> str | None:
     """The official client's model of ``res`` (``V1Pod``, ``CoreV1Event``, ``V2HorizontalPodAutoscaler``)."""
     if sub == "scale":
         return "V1Scale"
-    version = res.version[:1].upper() + res.version[1:]
-    prefix = (res.group.split(".")[0] or "core").capitalize()
-    for name in (f"{prefix}{version}{res.kind}", f"{version}{res.kind}"):
+    return _model_named(res.group, res.version, res.kind)
+
+
+@functools.lru_cache(maxsize=1024)
+def _model_named(group: str, version: str, kind: str) -> str | None:
+    version = version[:1].upper() + version[1:]
+    prefix = (group.split(".")[0] or "core").capitalize()
+    for name in (f"{prefix}{version}{kind}", f"{version}{kind}"):
         if fields_of(name) is not None:
             return name
     return None
@@ -68,14 +75,13 @@ def _walk_model(kind: str, value: Any, path: str, out: list[str], prune: bool = 
         if fields is None:
             return  # a scalar, ``object`` (IntOrString, RawExtension) or a type the client lacks
         for key, item in list(value.items()):
-            where = f"{path}.{key}" if path else key
             if key not in fields:
                 if not key.startswith("$"):  # strategic merge patch directives
-                    out.append(where)
+                    out.append(f"{path}.{key}" if path else key)
                     if prune:
                         del value[key]
-            else:
-                _walk_model(fields[key], item, where, out, prune)
+            elif isinstance(item, dict | list):  # a scalar has no fields to check
+                _walk_model(fields[key], item, f"{path}.{key}" if path else key, out, prune)
 
 
 def _walk_schema(node: Any, value: Any, path: str, out: list[str], root: bool = False) -> None:
@@ -168,7 +174,7 @@ def check_fields(verb: str, res: Resource, sub: str, query: dict[str, str], body
     if media not in _JSON_TYPES or sub not in ("", "status", "scale"):
         return {}, body
     try:
-        doc = json.loads(body)
+        doc = loads(body)
     except (ValueError, UnicodeDecodeError):
         return {}, body
     if verb != "patch" and res.schema is None and isinstance(doc, dict):

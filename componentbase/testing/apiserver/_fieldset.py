@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["ATOMIC_MAPS", "Path", "as_fields_v1", "child_schema", "from_fields_v1", "key_element", "leaves",
-           "list_keys", "path_string", "pick", "remove_path"]
+__all__ = ["ATOMIC_MAPS", "Path", "as_fields_v1", "changes", "child_schema", "from_fields_v1", "key_element",
+           "leaves", "list_keys", "owns_any", "path_string", "pick", "remove_path"]
 
 Path = tuple[str, ...]
 
@@ -36,6 +36,7 @@ ATOMIC_MAPS = frozenset({"selector", "nodeSelector"})
 _PORT_KEYS = (("containerPort", ("containerPort", "protocol")), ("port", ("port", "protocol")))
 _DEFAULTS = {"protocol": "TCP"}
 ITEM = object()  # the value ``leaves`` gives list items  # merge keys kube defaults before it merges
+_MISSING = object()  # a value no other equals: a field that is absent
 _IGNORED_META = frozenset({"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                            "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"})
 
@@ -76,10 +77,9 @@ def child_schema(schema: Any, key: str) -> Any:
     return extra if isinstance(extra, dict) else None
 
 
-def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False) -> dict[Path, Any]:
-    """The paths an object sets (its scalars, atomic values, list-map and set items) and their values;
-    an item's value is ``ITEM``: it changes only by appearing or going."""
-    out: dict[Path, Any] = {}
+def _tops(obj: dict[str, Any], skip_status: bool) -> dict[str, Any]:
+    """The top-level fields of ``obj`` that hold managed fields, metadata without what the server sets."""
+    out: dict[str, Any] = {}
     for key, value in obj.items():
         if key in ("apiVersion", "kind") or (skip_status and key == "status"):
             continue
@@ -87,8 +87,54 @@ def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False
             value = {k: v for k, v in value.items() if k not in _IGNORED_META}
             if not value:
                 continue
+        out[key] = value
+    return out
+
+
+def leaves(obj: dict[str, Any], schema: Any = None, *, skip_status: bool = False) -> dict[Path, Any]:
+    """The paths an object sets (its scalars, atomic values, list-map and set items) and their values;
+    an item's value is ``ITEM``: it changes only by appearing or going."""
+    out: dict[Path, Any] = {}
+    for key, value in _tops(obj, skip_status).items():
         _walk(("f:" + key,), key, value, child_schema(schema, key), out)
     return out
+
+
+def changes(before: dict[str, Any], after: dict[str, Any], schema: Any = None, *,
+            skip_status: bool = False) -> tuple[set[Path], set[Path]]:
+    """The paths ``after`` sets that ``before`` did not set to the same value, and the paths ``before`` set
+    that ``after`` does not: what comparing their ``leaves`` gives, but a subtree both hold equal is not
+    walked (an update changes a few fields of an object; walking all of them was most of its cost)."""
+    changed: set[Path] = set()
+    removed: set[Path] = set()
+    _diff((), "", _tops(before, skip_status), _tops(after, skip_status), schema, changed, removed)
+    return changed, removed
+
+
+def _expands(name: str, value: Any, schema: Any) -> bool:
+    """Does ``_walk`` descend into ``value`` field by field?"""
+    return isinstance(value, dict) and bool(value) and not (schema is None and name in ATOMIC_MAPS)
+
+
+def _diff(path: Path, name: str, old: Any, new: Any, schema: Any, changed: set[Path], removed: set[Path]) -> None:
+    if old is new or old == new:
+        return
+    if not path or (_expands(name, old, schema) and _expands(name, new, schema)):
+        for key in old.keys() | new.keys():
+            _diff((*path, "f:" + key), key, old.get(key, _MISSING), new.get(key, _MISSING),
+                  child_schema(schema, key), changed, removed)
+        return
+    was: dict[Path, Any] = {}
+    now: dict[Path, Any] = {}
+    if old is not _MISSING:
+        _walk(path, name, old, schema, was)
+    if new is not _MISSING:
+        _walk(path, name, new, schema, now)
+    if not was:  # a field set anew (every field of a create): all of it changed
+        changed.update(now)
+        return
+    changed.update(p for p, v in now.items() if was.get(p, _MISSING) is not v and was.get(p, _MISSING) != v)
+    removed.update(was.keys() - now.keys())
 
 
 def _walk(path: Path, name: str, value: Any, schema: Any, out: dict[Path, Any]) -> None:
@@ -113,32 +159,52 @@ def _walk(path: Path, name: str, value: Any, schema: Any, out: dict[Path, Any]) 
 
 
 def as_fields_v1(paths: set[Path]) -> dict[str, Any]:
-    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry, first as kube writes it."""
+    """Nest ``paths`` as fieldsV1: a path with members below it gets a ``.`` entry, first as kube writes it.
+    In sorted order a path comes before the paths below it, so a node still empty when a later path passes
+    through it is a member: its ``.`` goes in before its children."""
     root: dict[str, Any] = {}
     for path in sorted(paths):
         node = root
-        for element in path:
-            node = node.setdefault(element, {})
+        for element in path[:-1]:
+            child = node.get(element)
+            if child is None:
+                child = node[element] = {}
+            elif not child:
+                child["."] = {}
+            node = child
+        if path:
+            node[path[-1]] = {}
+    return {".": {}, **root} if root and () in paths else root
 
-    def marked(node: dict[str, Any], prefix: Path) -> dict[str, Any]:
-        out = {k: marked(v, (*prefix, k)) if v else v for k, v in node.items()}
-        return {".": {}, **out} if out and prefix in paths else out
 
-    return marked(root, ())
-
-
-def from_fields_v1(tree: Any, prefix: Path = ()) -> set[Path]:
-    out: set[Path] = set()
+def from_fields_v1(tree: Any, prefix: Path = (), out: set[Path] | None = None) -> set[Path]:
+    out = set() if out is None else out
     if not isinstance(tree, dict):
         return out
     for element, child in tree.items():
         if element == ".":
             out.add(prefix)
         elif isinstance(child, dict) and child:
-            out |= from_fields_v1(child, (*prefix, element))
+            from_fields_v1(child, (*prefix, element), out)
         else:
             out.add((*prefix, element))
     return out
+
+
+def owns_any(tree: Any, paths: set[Path]) -> bool:
+    """Does ``from_fields_v1(tree)`` hold any of ``paths``? Looked up path by path, without building it."""
+    for path in paths:
+        node = tree
+        for element in path[:-1]:
+            node = node.get(element) if isinstance(node, dict) else None
+            if not (isinstance(node, dict) and node):
+                break
+        else:
+            if isinstance(node, dict) and path and path[-1] in node:
+                last = node[path[-1]]
+                if not (isinstance(last, dict) and last) or "." in last:
+                    return True
+    return False
 
 
 def path_string(path: Path) -> str:
@@ -175,9 +241,6 @@ def _step(value: Any, element: str) -> tuple[Any, Any]:
                 if item == target:
                     return value, i
     return value, None
-
-
-_MISSING = object()
 
 
 def pick(obj: Any, path: Path) -> Any:

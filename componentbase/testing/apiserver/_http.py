@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from http import HTTPStatus
-from http.client import HTTPMessage
 from typing import Any
 
-__all__ = ["HeaderError", "read_headers"]
+__all__ = ["HeaderError", "Headers", "read_headers"]
 
 #: As ``http.client``: the longest header line, and the most header lines, a request may have.
 _MAX_HEADER_LINE = 65536
@@ -22,9 +22,49 @@ class HeaderError(Exception):
         self.message = message
 
 
-def read_headers(rfile: Any) -> HTTPMessage:
-    """The header block up to its blank line, as an ``HTTPMessage`` (case-insensitive ``get``)."""
-    headers = HTTPMessage()
+class Headers:
+    """A request's header fields in their order, looked up by name in any case: what ``HTTPMessage`` offers
+    the handlers, without the email package's parsing and sanitizing on every lookup (a tenth of the
+    server's CPU per request)."""
+
+    __slots__ = ("_by_name", "_fields")
+
+    def __init__(self) -> None:
+        self._fields: list[tuple[str, str]] = []
+        self._by_name: dict[str, list[str]] = {}
+
+    def add(self, name: str, value: str) -> None:
+        self._fields.append((name, value))
+        self._by_name.setdefault(name.lower(), []).append(value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The first value of field ``name``, else ``default``."""
+        values = self._by_name.get(name.lower())
+        return values[0] if values else default
+
+    def get_all(self, name: str, default: Any = None) -> Any:
+        """Every value of field ``name`` in order, else ``default``."""
+        return list(self._by_name.get(name.lower(), ())) or default
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._fields)
+
+    def __getitem__(self, name: str) -> str | None:
+        return self.get(name)  # type: ignore[no-any-return]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._by_name
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, _ in self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+
+def read_headers(rfile: Any) -> Headers:
+    """The header block up to its blank line."""
+    headers = Headers()
     for _ in range(_MAX_HEADERS + 1):
         line = rfile.readline(_MAX_HEADER_LINE + 1)
         if len(line) > _MAX_HEADER_LINE:
@@ -34,5 +74,5 @@ def read_headers(rfile: Any) -> HTTPMessage:
         name, colon, value = line.decode("iso-8859-1").partition(":")
         if not colon or not name or name != name.strip():
             raise HeaderError(HTTPStatus.BAD_REQUEST, f"Bad header line {line[:80]!r}")
-        headers[name] = value.strip()
+        headers.add(name, value.strip())
     raise HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")

@@ -117,14 +117,16 @@ def _job_template(spec: Obj) -> Any:
 
 def _pod_spec_update(spec: Obj, old: Obj) -> list[FieldError]:
     """ValidatePodUpdate: only images, a shorter activeDeadlineSeconds, added tolerations and a negative
-    grace period raised to 1 may change; anything else is one Forbidden on ``spec``."""
-    munged = copy.deepcopy(spec)
+    grace period raised to 1 may change; anything else is one Forbidden on ``spec``. ``munged`` is only
+    compared, never kept: it copies what it changes and shares the rest with ``spec`` and ``old``."""
+    if spec == old:
+        return []
+    munged = dict(spec)
     for key in ("containers", "initContainers"):
         new_list, old_list = munged.get(key), old.get(key)
         if isinstance(new_list, list) and isinstance(old_list, list) and len(new_list) == len(old_list):
-            for c, was in zip(new_list, old_list, strict=True):
-                if isinstance(c, dict) and isinstance(was, dict) and c.get("image"):
-                    c["image"] = was.get("image")
+            munged[key] = [dict(c, image=was.get("image")) if isinstance(c, dict) and isinstance(was, dict)
+                           and c.get("image") else c for c, was in zip(new_list, old_list, strict=True)]
     deadline, old_deadline = spec.get("activeDeadlineSeconds"), old.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and (old_deadline is None or 0 < deadline <= old_deadline):
         _restore(munged, old, "activeDeadlineSeconds")
@@ -144,7 +146,7 @@ def _pod_spec_update(spec: Obj, old: Obj) -> list[FieldError]:
 
 def _restore(munged: Obj, old: Obj, key: str) -> None:
     if key in old:
-        munged[key] = copy.deepcopy(old[key])
+        munged[key] = old[key]
     else:
         munged.pop(key, None)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable
-from email.message import Message
 from typing import Any
 
 from ._authn import check
+from ._http import Headers
 from ._sa_tokens import service_account_groups
 from .auth import Attributes, User
 from .errors import ApiError
@@ -31,7 +31,7 @@ def _reference(kind: str, name: str, namespace: str = "", field_path: str = "", 
     return "{" + " ".join((kind, namespace, name, "", api_version, "", field_path)) + "}"
 
 
-def impersonated(headers: Message, user: User, authorizer: Any, enforce: bool) -> User:
+def impersonated(headers: Headers, user: User, authorizer: Any, enforce: bool) -> User:
     """The user a request acts as: ``user`` itself, or whom its ``Impersonate-*`` headers name if allowed."""
     name = headers.get("Impersonate-User") or ""
     groups = [g for g in headers.get_all("Impersonate-Group") or () if g]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._cells import since
+from ._json import loads
 from ._printers import COLUMNS, DEFAULT_COLUMNS, cells_for
 from ._wire import Reply, Request
 from .errors import ApiError
@@ -73,7 +74,7 @@ def render(accept: str, req: Request, reply: Reply, store: Store) -> Reply:
     if not shape.as_ or reply.code != 200:
         return reply
     res, verb = req.res, req.verb
-    doc = json.loads(reply.body)
+    doc = loads(reply.body)
     items: list[dict[str, Any]] = doc.get("items") or [] if verb == "list" else [doc]
     list_meta = doc.get("metadata") or {} if verb == "list" else {
         "resourceVersion": (doc.get("metadata") or {}).get("resourceVersion", "")}
@@ -118,7 +119,7 @@ def watch_rows(accept: str, req: Request, store: Store) -> Callable[[Iterable[by
     first = [True]
 
     def event_line(line: bytes) -> bytes:
-        event = json.loads(line)
+        event = loads(line)
         obj = event.get("object") or {}
         if event.get("type") not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK") or obj.get("kind") == "Status":
             return line + b"\n"

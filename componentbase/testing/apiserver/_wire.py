@@ -6,11 +6,11 @@ importing the verb handlers.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._json import loads
 from .errors import ApiError
 from .resources import Resource
 
@@ -23,7 +23,7 @@ def now_rfc3339(offset: float = 0.0) -> str:
 
 def decode_json(body: bytes) -> Any:
     try:
-        return json.loads(body)
+        return loads(body)
     except (ValueError, UnicodeDecodeError) as err:
         raise ApiError.bad_request(f"couldn't get version/kind; json parse error: {err}") from None
 

@@ -3,7 +3,6 @@ pod binding and graceful deletion, as the components under test expect kube-apis
 
 from __future__ import annotations
 
-import json
 import random
 import uuid
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from ._deletion import (
 )
 from ._gc import Collector
 from ._immutable import prepare_update, update_errors
+from ._json import loads
 from ._listing import list_reply, selectors_of
 from ._priority import admit_priority
 from ._subresources import (
@@ -262,7 +262,7 @@ class Rest:
         with self.store.cond:
             cur = self._current(req)
             old = view(req.res, cur).obj
-            target = scale_of(req.res, old) if req.sub == "scale" else json.loads(view(req.res, cur).raw)
+            target = scale_of(req.res, old) if req.sub == "scale" else loads(view(req.res, cur).raw)
             doc = apply_patch(req.content_type, target, patch)
             if not isinstance(doc, dict):
                 raise ApiError(422, "Invalid", "the patch result is not an object")
@@ -277,7 +277,7 @@ class Rest:
                                      req=req)
                 return Reply(201, view(req.res, entry).raw)
             cur = self._current(req)
-            return self._replace(req, cur, apply_request(req, json.loads(view(req.res, cur).raw)))
+            return self._replace(req, cur, apply_request(req, loads(view(req.res, cur).raw)))
 
     def _replace(self, req: Request, cur: Entry, new: dict[str, Any]) -> Reply:
         """Update ``cur`` to ``new``, the body of a PUT or a patched document, through ``req.sub``."""

@@ -21,7 +21,7 @@ from ._builtin import builtin_resources
 from ._control import FAULTS_PATH, apply_faults, control, is_control
 from ._deadlines import IDLE_TIMEOUT, HeadDeadlines, wait_for_request
 from ._fields import check_fields
-from ._http import HeaderError, read_headers
+from ._http import HeaderError, Headers, read_headers
 from ._impersonate import impersonated
 from ._media import render, request_body, watch_rows
 from ._options import options_of
@@ -146,6 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: LoopbackHTTPServer
+    headers: Headers  # type: ignore[assignment]  # read by ``read_headers``, not the email parser
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests and benchmarks make thousands of requests."""

@@ -7,16 +7,18 @@ or a copy, and every write builds a new dict. Each entry caches its JSON so read
 from __future__ import annotations
 
 import bisect
-import json
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+from ._json import dumps
 
 __all__ = ["Entry", "Event", "Store", "encode"]
 
 
 def encode(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact JSON, as ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)`` writes it."""
+    return dumps(obj)
 
 
 class Entry:
