@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # opentelemetry: the tracing extra, not a dependency, loaded only when --trace-exporter names an exporter.
 # componentbase.controller: the informers, queues and elector it loads cost ~50 ms, kept off --help.
 # http.client (with ssl and email, ~10 ms) and orjson (~5 ms): only once a call fails or a body is decoded.
+# importlib.metadata (~20 ms with email): only for a sys.path entry the entry-point scan cannot read itself.
 LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs",
         "componentbase.client._throttled", "componentbase.controller", "psutil", "yaml",
-        "opentelemetry", "http.client", "orjson")
+        "opentelemetry", "http.client", "orjson", "importlib.metadata")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,7 @@
 The fields are kube's v1 types: Go pointers read ``null`` as unset (``pointer``), Go ``int32``/``int64``
 refuse a number out of their range when the file is decoded (``Int32``/``Int64``), as kube's decoder does.
 Defaulting is kube's ``SetDefaults_KubeSchedulerConfiguration``; filling each profile with the default
-plugins and their args is in ``v1defaults``, which needs the plugins.
+plugins and their args is in ``v1defaults``, which needs the plugins' args types.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class KubeSchedulerConfiguration:
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     """kube-scheduler's v1 defaulting: one default profile filled with the default plugins and their args,
     the lease named after the component, protobuf as content type, qps 50 and burst 100 for 0."""
-    from componentbase_examples.scheduler import v1defaults  # v1defaults needs the plugins, which need this module
+    from componentbase_examples.scheduler import v1defaults  # v1defaults imports this module
 
     componentbase.componentconfig.set_defaults_client_connection_configuration(cfg.client_connection)
     if not cfg.profiles:

@@ -16,14 +16,10 @@ from typing import Any
 import componentbase
 from componentbase.componentconfig import Int32, Int64
 from componentbase_examples.scheduler import config, profiles
-from componentbase_examples.scheduler.plugins import DEFAULT_PLUGINS
+from componentbase_examples.scheduler.plugins.args import IN_TREE_ARGS
 from componentbase_examples.scheduler.plugins.resourcespec import ResourceSpec, default_resources
 
 __all__ = ["IN_TREE_ARGS", "default_args", "set_defaults_profile"]
-
-#: The args type of each default plugin by name: what kube's plugin args scheme knows.
-IN_TREE_ARGS: dict[str, type] = {cls.name: cls.Args for cls in DEFAULT_PLUGINS  # type: ignore[attr-defined]
-                                 if getattr(cls, "Args", None) is not None}
 
 _POINTS = tuple(a for a in ("pre_enqueue", "queue_sort", "pre_filter", "filter", "post_filter", "pre_score", "score",
                             "reserve", "permit", "pre_bind", "bind", "post_bind"))

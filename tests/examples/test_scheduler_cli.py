@@ -168,12 +168,15 @@ def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str], tmp_
         "try:\n    runpy.run_module('componentbase_examples.scheduler', run_name='__main__')\n"
         "except SystemExit as e:\n    code = e.code\n"
         "print('CODE', code, 'KUBERNETES', any(m.split('.')[0] == 'kubernetes' for m in sys.modules),\n"
-        "      'CATTRS', 'cattrs' in sys.modules)\n"
+        "      'CATTRS', 'cattrs' in sys.modules,\n"
+        "      'PLUGINS', 'componentbase_examples.scheduler.plugins.noderesourcesfit' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert "CODE 0 KUBERNETES False" in result.stdout, result.stderr
     if "--help" in args:  # the defaulted config (profiles filled with the plugins' args) needs no config codec
         assert "CATTRS False" in result.stdout
+    if "--help" in args or "--version" in args:  # the plugins load for validation, not to print help
+        assert "PLUGINS False" in result.stdout
 
 
 @pytest.mark.unit

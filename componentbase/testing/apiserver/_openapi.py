@@ -4,12 +4,15 @@ kubectl reads them for ``explain``, for ``apply``'s patches and to learn that th
 itself (a PATCH operation of the kind carrying the ``fieldValidation`` parameter), so its default
 ``--validate=strict`` needs no client-side schema. Built-in schemas come from the official client's models
 (``_models``), custom ones from their CRD version's ``openAPIV3Schema``. Documents are built on first
-request and kept until the registry changes; start-up pays nothing.
+request and kept until the registry changes; start-up pays nothing. A document depends only on the
+resources it describes, so the process keeps the last ones built: the next server serving the same kinds
+(every test's server serves the built-ins) answers from them instead of building ~1 MB of JSON again.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import threading
@@ -30,6 +33,9 @@ _PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json", "
 _SUB_METHODS = {"status": ("get", "put", "patch"), "scale": ("get", "put", "patch"), "approval": ("get", "put",
                 "patch"), "finalize": ("put",), "binding": ("post",), "eviction": ("post",), "token": ("post",)}
 Doc = tuple[bytes, str, str]  # body, content type, ETag
+#: What a group-version's documents depend on: its resources, each with its CRD schema as JSON (a
+#: ``Resource`` compares without its schema).
+GVKey = tuple[tuple[Resource, str | None], ...]
 
 
 def _encode(doc: Any) -> bytes:
@@ -74,8 +80,7 @@ class OpenAPI:
     def _build(self, path: str) -> Doc:
         state = self.registry.state
         if path == "/openapi/v2":
-            gvs = [(g, v) for g in state.groups for v in state.versions[g]]
-            return _doc(self._v2(gvs))
+            return _v2_doc(tuple(_gv_resources(state.by_gv[(g, v)]) for g in state.groups for v in state.versions[g]))
         if path == "/openapi/v3":
             paths = {_gv_key(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_key(g, v)}?hash={self._hash(g, v)}"}
                      for g in state.groups for v in state.versions[g]}
@@ -83,7 +88,7 @@ class OpenAPI:
         key = path.removeprefix("/openapi/v3/")
         for group, version in state.by_gv:
             if _gv_key(group, version) == key:
-                return _doc(self._v3(group, version))
+                return _v3_doc(_gv_resources(state.by_gv[(group, version)]))
         raise ApiError.path_not_found()
 
     def _hash(self, group: str, version: str) -> str:
@@ -92,55 +97,63 @@ class OpenAPI:
                  for r in self.registry.state.by_gv[(group, version)]]
         return hashlib.sha512(_encode(parts)).hexdigest()[:64].upper()
 
-    def _schemas(self, resources: list[Resource]) -> dict[str, dict[str, Any]]:
-        from ._models import model_for, model_schemas, schema_name  # builds on the client's (slow) models
 
-        roots: list[str] = []
-        kinds: dict[str, Resource] = {}
-        for res in resources:
-            if res.schema is None:
-                model = model_for(res.group, res.version, res.kind)
-                if model is not None:
-                    roots.append(model)
-                    kinds[schema_name(model)] = res
-        schemas = {name: copy.deepcopy(s) for name, s in model_schemas([*roots, "V1ObjectMeta"]).items()}
-        for res in resources:
-            if res.schema is not None:
-                schema = copy.deepcopy(res.schema) if isinstance(res.schema, dict) else {}
-                props = schema.setdefault("properties", {})
-                props.setdefault("apiVersion", {"type": "string"})
-                props.setdefault("kind", {"type": "string"})
-                props["metadata"] = {"$ref": f"{_META}.ObjectMeta"}
-                schema.setdefault("type", "object")
-                schemas[_crd_name(res)] = schema
-                kinds[_crd_name(res)] = res
-        for name, res in kinds.items():
-            schemas[name]["x-kubernetes-group-version-kind"] = [
-                {"group": res.group, "kind": res.kind, "version": res.version}]
-        return schemas
+def _gv_resources(resources: tuple[Resource, ...]) -> GVKey:
+    return tuple((r, None if r.schema is None else _encode(r.schema).decode()) for r in resources)
 
-    def _v3(self, group: str, version: str) -> dict[str, Any]:
-        resources = list(self.registry.state.by_gv[(group, version)])
-        schemas = {name: _refs(s, "#/components/schemas/", wrap=True) for name, s in self._schemas(resources).items()}
-        names = {(g["kind"]): name for name, s in schemas.items() for g in s.get("x-kubernetes-group-version-kind", [])}
-        paths: dict[str, Any] = {}
-        for res in resources:
-            ref = {"$ref": f"#/components/schemas/{names[res.kind]}"} if res.kind in names else {"type": "object"}
-            paths.update(_paths(res, ref, v3=True))
-        return {"openapi": "3.0.0", "info": _INFO, "paths": paths, "components": {"schemas": schemas}}
 
-    def _v2(self, gvs: list[tuple[str, str]]) -> dict[str, Any]:
-        definitions: dict[str, Any] = {}
-        paths: dict[str, Any] = {}
-        for group, version in gvs:
-            resources = list(self.registry.state.by_gv[(group, version)])
-            schemas = {name: _refs(s, "#/definitions/", wrap=False) for name, s in self._schemas(resources).items()}
-            definitions.update(schemas)
-            names = {g["kind"]: n for n, s in schemas.items() for g in s.get("x-kubernetes-group-version-kind", [])}
-            for res in resources:
-                ref = {"$ref": f"#/definitions/{names[res.kind]}"} if res.kind in names else {"type": "object"}
-                paths.update(_paths(res, ref, v3=False))
-        return {"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions}
+def _schemas(resources: GVKey) -> dict[str, dict[str, Any]]:
+    from ._models import model_for, model_schemas, schema_name  # builds on the client's (slow) models
+
+    roots: list[str] = []
+    kinds: dict[str, Resource] = {}
+    for res, _ in resources:
+        if res.schema is None:
+            model = model_for(res.group, res.version, res.kind)
+            if model is not None:
+                roots.append(model)
+                kinds[schema_name(model)] = res
+    schemas = {name: copy.deepcopy(s) for name, s in model_schemas([*roots, "V1ObjectMeta"]).items()}
+    for res, crd_schema in resources:
+        if crd_schema is not None:
+            schema = json.loads(crd_schema)
+            schema = schema if isinstance(schema, dict) else {}
+            props = schema.setdefault("properties", {})
+            props.setdefault("apiVersion", {"type": "string"})
+            props.setdefault("kind", {"type": "string"})
+            props["metadata"] = {"$ref": f"{_META}.ObjectMeta"}
+            schema.setdefault("type", "object")
+            schemas[_crd_name(res)] = schema
+            kinds[_crd_name(res)] = res
+    for name, res in kinds.items():
+        schemas[name]["x-kubernetes-group-version-kind"] = [
+            {"group": res.group, "kind": res.kind, "version": res.version}]
+    return schemas
+
+
+@functools.lru_cache(maxsize=64)
+def _v3_doc(resources: GVKey) -> Doc:
+    schemas = {name: _refs(s, "#/components/schemas/", wrap=True) for name, s in _schemas(resources).items()}
+    names = {(g["kind"]): name for name, s in schemas.items() for g in s.get("x-kubernetes-group-version-kind", [])}
+    paths: dict[str, Any] = {}
+    for res, _ in resources:
+        ref = {"$ref": f"#/components/schemas/{names[res.kind]}"} if res.kind in names else {"type": "object"}
+        paths.update(_paths(res, ref, v3=True))
+    return _doc({"openapi": "3.0.0", "info": _INFO, "paths": paths, "components": {"schemas": schemas}})
+
+
+@functools.lru_cache(maxsize=4)  # ~1 MB each
+def _v2_doc(gvs: tuple[GVKey, ...]) -> Doc:
+    definitions: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+    for resources in gvs:
+        schemas = {name: _refs(s, "#/definitions/", wrap=False) for name, s in _schemas(resources).items()}
+        definitions.update(schemas)
+        names = {g["kind"]: n for n, s in schemas.items() for g in s.get("x-kubernetes-group-version-kind", [])}
+        for res, _ in resources:
+            ref = {"$ref": f"#/definitions/{names[res.kind]}"} if res.kind in names else {"type": "object"}
+            paths.update(_paths(res, ref, v3=False))
+    return _doc({"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions})
 
 
 def _doc(doc: dict[str, Any]) -> Doc:

@@ -9,38 +9,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import attrs
-
 import componentbase
-from componentbase import field
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, SKIP, CycleState, Plugin, Status
+from componentbase_examples.scheduler.plugins.args import NodeResourcesBalancedAllocationArgs
 from componentbase_examples.scheduler.plugins.resourcespec import (
-    ResourceSpec,
     allocatable_requested,
-    default_resources,
     pod_request,
 )
 from componentbase_examples.scheduler.plugins.scorememo import memo_prefix, remembered_scores
 from componentbase_examples.scheduler.podinfo import CPU, MEMORY, PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo
-
-
-@attrs.define(kw_only=True)
-class NodeResourcesBalancedAllocationArgs:
-    resources: list[ResourceSpec] = attrs.field(factory=default_resources)
-
-    def validate(self, path: field.Path) -> list[Exception]:
-        """kube's: each resource once, each weighing 1 (a weight of 0 was defaulted to 1)."""
-        errs: list[Exception] = []
-        seen: set[str] = set()
-        for i, r in enumerate(self.resources):
-            rpath = path.child("resources").index(i)
-            if r.name in seen:
-                errs.append(field.duplicate(rpath.child("name"), r.name))
-            seen.add(r.name)
-            if r.weight != 1:
-                errs.append(field.invalid(rpath.child("weight"), r.weight, "must be 1"))
-        return errs
 
 
 def balanced_score(fractions: list[float]) -> int:

@@ -29,10 +29,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import attrs
-
 import componentbase
-from componentbase import field
 from componentbase_examples.scheduler.algorithm import Diagnosis, FitError, run_pre_filter
 from componentbase_examples.scheduler.extender import ExtenderError
 from componentbase_examples.scheduler.extenderpreemption import preempt_with_extenders
@@ -47,6 +44,7 @@ from componentbase_examples.scheduler.framework import (
     PostFilterResult,
     Status,
 )
+from componentbase_examples.scheduler.plugins.args import DefaultPreemptionArgs
 from componentbase_examples.scheduler.plugins.victims import (
     Candidate,
     importance_key,
@@ -64,28 +62,6 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 RUNNING = "waiting for the preemption for this pod to be finished"
-
-
-@attrs.define(kw_only=True)
-class DefaultPreemptionArgs:
-    """kube's ``DefaultPreemptionArgs`` with its v1 defaults and validation."""
-
-    min_candidate_nodes_percentage: int = 10
-    min_candidate_nodes_absolute: int = 100
-
-    def validate(self, path: field.Path) -> list[Exception]:
-        pct, absolute = self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
-        pct_path, abs_path = path.child("minCandidateNodesPercentage"), path.child("minCandidateNodesAbsolute")
-        errs: list[Exception] = []
-        if not 0 <= pct <= 100:
-            errs.append(field.invalid(pct_path, pct, "not in valid range [0, 100]"))
-        if absolute < 0:
-            errs.append(field.invalid(abs_path, absolute, "not in valid range [0, inf)"))
-        if pct == 0 and absolute == 0:
-            why = "cannot be zero at the same time as "
-            errs += [field.invalid(pct_path, pct, why + "minCandidateNodesAbsolute"),
-                     field.invalid(abs_path, absolute, why + "minCandidateNodesPercentage")]
-        return errs
 
 
 class DefaultPreemption(Plugin):

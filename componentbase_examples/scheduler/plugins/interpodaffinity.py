@@ -39,9 +39,8 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 import componentbase
-from componentbase import field
-from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, SKIP, Code, CycleState, Handle, Plugin, Status
+from componentbase_examples.scheduler.plugins.args import InterPodAffinityArgs
 from componentbase_examples.scheduler.plugins.podaffinityterms import (
     NO_TERMS,
     PodTerms,
@@ -68,25 +67,12 @@ ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-a
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
-MIN_HARD_POD_AFFINITY_WEIGHT, MAX_HARD_POD_AFFINITY_WEIGHT = 0, 100
+
 
 #: Per topology domain ``(topologyKey, value)``: how many pods match (or have terms matching) the pod.
 Counts = dict[tuple[str, str], int]
 #: topologyKey -> value -> summed weights, kube's ``scoreMap``.
 TopologyScores = dict[str, dict[str, int]]
-
-
-@attrs.define(kw_only=True)
-class InterPodAffinityArgs:
-    hard_pod_affinity_weight: Int32 = Int32(1)
-    ignore_preferred_terms_of_existing_pods: bool = False
-
-    def validate(self, path: field.Path) -> list[Exception]:
-        w = self.hard_pod_affinity_weight
-        if MIN_HARD_POD_AFFINITY_WEIGHT <= w <= MAX_HARD_POD_AFFINITY_WEIGHT:
-            return []
-        detail = f"not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
-        return [field.invalid(path.child("hardPodAffinityWeight"), w, detail)]
 
 
 # PreFilter and Filter

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 import componentbase
-from componentbase import field
 from componentbase_examples.scheduler.framework import SKIP, Code, CycleState, Plugin, PreFilterResult, Status
+from componentbase_examples.scheduler.plugins.args import NodeAffinityArgs
 from componentbase_examples.scheduler.plugins.helpers import (
     NodeSelector,
     PreferredTerms,
@@ -26,18 +24,6 @@ from componentbase_examples.scheduler.snapshot import NodeInfo
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
-
-
-@attrs.define(kw_only=True)
-class NodeAffinityArgs:
-    added_affinity: dict[str, Any] | None = None
-
-    def validate(self, path: field.Path) -> list[Exception]:
-        if self.added_affinity is None:
-            return []
-        allowed = {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"}
-        return [field.invalid(path.child("addedAffinity", k), k, "unknown field") for k in self.added_affinity
-                if k not in allowed]
 
 
 def _required(pod: PodInfo) -> dict[str, Any] | None:

@@ -11,18 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 import componentbase
-from componentbase import field
-from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE, Code, CycleState, Plugin, Status
+from componentbase_examples.scheduler.plugins.args import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    MOST_ALLOCATED,
+    RATIO,
+    NodeResourcesFitArgs,
+    UtilizationShapePoint,
+)
 from componentbase_examples.scheduler.plugins.resourcespec import (
-    ResourceSpec,
     allocatable_requested,
     default_resources,
     pod_request,
-    validate_resources,
 )
 from componentbase_examples.scheduler.plugins.scorememo import memo_prefix, remembered_scores
 from componentbase_examples.scheduler.podinfo import (
@@ -33,77 +36,6 @@ from componentbase_examples.scheduler.podinfo import (
     is_extended_resource_name,
 )
 from componentbase_examples.scheduler.snapshot import NodeInfo
-
-LEAST_ALLOCATED, MOST_ALLOCATED, RATIO = "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
-
-
-@attrs.define(kw_only=True)
-class UtilizationShapePoint:
-    utilization: Int32
-    score: Int32
-
-
-@attrs.define(kw_only=True)
-class RequestedToCapacityRatioParam:
-    shape: list[UtilizationShapePoint] = attrs.field(factory=list)
-
-
-@attrs.define(kw_only=True)
-class ScoringStrategy:
-    type: str = LEAST_ALLOCATED
-    resources: list[ResourceSpec] = attrs.field(factory=default_resources)
-    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
-
-
-@attrs.define(kw_only=True)
-class NodeResourcesFitArgs:
-    ignored_resources: list[str] = attrs.field(factory=list)
-    ignored_resource_groups: list[str] = attrs.field(factory=list)
-    scoring_strategy: ScoringStrategy = attrs.field(factory=ScoringStrategy)
-
-    def validate(self, path: field.Path) -> list[Exception]:
-        errs: list[Exception] = []
-        qualified = componentbase.util.validation.qualified_name
-        for i, res in enumerate(self.ignored_resources):
-            errs += [field.invalid(path.child("ignoredResources").index(i), res, m) for m in qualified(res)]
-        for i, group in enumerate(self.ignored_resource_groups):
-            if "/" in group:
-                errs.append(field.invalid(path.child("ignoredResourceGroups").index(i), group,
-                                          "resource group name can't contain '/'"))
-            errs += [field.invalid(path.child("ignoredResourceGroups").index(i), group, m) for m in qualified(group)]
-        spath = path.child("scoringStrategy")
-        strategy = self.scoring_strategy
-        if strategy.type not in (LEAST_ALLOCATED, MOST_ALLOCATED, RATIO):
-            errs.append(field.not_supported(spath.child("type"), strategy.type,
-                                            [LEAST_ALLOCATED, MOST_ALLOCATED, RATIO]))
-        errs += validate_resources(strategy.resources, spath.child("resources"))
-        if strategy.type == RATIO:
-            rpath = spath.child("requestedToCapacityRatio")
-            if strategy.requested_to_capacity_ratio is None:
-                errs.append(field.required(rpath, "required for RequestedToCapacityRatio"))
-            else:  # kube's path, without requestedToCapacityRatio
-                errs += _validate_shape(strategy.requested_to_capacity_ratio.shape, spath.child("shape"))
-        return errs
-
-
-def _validate_shape(shape: list[UtilizationShapePoint], path: field.Path) -> list[Exception]:
-    if not shape:
-        return [field.required(path, "at least one point must be specified")]
-    errs: list[Exception] = []
-    for i in range(1, len(shape)):
-        if shape[i - 1].utilization >= shape[i].utilization:
-            errs.append(field.invalid(path.index(i).child("utilization"), shape[i].utilization,
-                                      "values must be sorted in increasing order"))
-            break
-    for i, point in enumerate(shape):
-        if not 0 <= point.utilization <= 100:
-            errs.append(field.invalid(path.index(i).child("utilization"), point.utilization,
-                                      "not in valid range [0, 100]"))
-        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
-            errs.append(field.invalid(path.index(i).child("score"), point.score, "not in valid range [0, 10]"))
-    return errs
 
 
 def _go_div(a: int, b: int) -> int:

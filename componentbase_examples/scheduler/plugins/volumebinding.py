@@ -26,7 +26,6 @@ from typing import Any
 import attrs
 
 import componentbase
-from componentbase import field
 from componentbase_examples.scheduler.framework import (
     SKIP,
     Code,
@@ -36,6 +35,7 @@ from componentbase_examples.scheduler.framework import (
     PreFilterResult,
     Status,
 )
+from componentbase_examples.scheduler.plugins.args import VolumeBindingArgs
 from componentbase_examples.scheduler.plugins.helpers import labels_match, selector_requirements
 from componentbase_examples.scheduler.plugins.volumebinder import (
     AssumeCache,
@@ -73,24 +73,6 @@ ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound t
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 HOSTNAME = "kubernetes.io/hostname"
-
-
-@attrs.define(kw_only=True)
-class VolumeBindingArgs:
-    """kube's VolumeBindingArgs; ``shape`` scores by capacity only with StorageCapacityScoring (not here)."""
-
-    bind_timeout_seconds: int = 600
-    shape: list[dict[str, Any]] | None = None
-
-    def validate(self, path: field.Path) -> list[Exception]:
-        errs: list[Exception] = []
-        if self.bind_timeout_seconds < 0:
-            errs.append(field.invalid(path.child("bindTimeoutSeconds"), self.bind_timeout_seconds,
-                                      "invalid BindTimeoutSeconds, should not be a negative value"))
-        if self.shape:
-            errs.append(field.invalid(path.child("shape"), self.shape,
-                                      "unsupported when StorageCapacityScoring feature is disabled"))
-        return errs
 
 
 @attrs.define
