@@ -1,0 +1,124 @@
+"""``sink="auto"``: Events start on a thread of the component and move to a child process when their rate
+stays high, so that only a component that records many of them pays for the child.
+
+The child (``componentbase.events._process``) costs about 0.5 s of CPU to start (it imports the official
+client) and some 40 MB; what it saves is the API call of each Event, 0.3-0.45 ms of the component's GIL
+(measured with ``benchmarks/scheduler.py``, docs/controllers.md). A component recording a few Events a
+minute would never earn that back; one recording hundreds a second (a scheduler binding a burst of
+pods, a virtual kubelet starting them) earns it within seconds, and its other threads get the GIL back.
+
+The move, once, by a helper thread: start the child while the thread keeps sending; once the child has
+its client, new events queue for the child (held), the thread writes what it already has, and its
+correlator (aggregation records, similar-message sets, spam buckets) is handed to the child before the
+held events. Every event is written once, by one of the two, and counts, series and spam filtering
+carry on as if one sender had written them all. If the child cannot start (or its client cannot be
+carried), the thread keeps sending and no move is tried again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from componentbase.events._process import ProcessSender
+from componentbase.util import REAL_CLOCK, Clock, TokenBucket
+
+__all__ = ["MOVE_BURST", "MOVE_RATE", "AutoSender"]
+
+log = logging.getLogger("componentbase.events")
+
+Item = tuple[float, dict[str, Any]]
+
+#: Events written per second the thread may keep up indefinitely: 20/s costs the component under 1% of a
+#: core (0.3-0.45 ms each), which a child process (0.5 CPU-s to start, ~40 MB) would not pay back soon.
+MOVE_RATE = 20.0
+#: Events written above ``MOVE_RATE`` before the sender moves: a burst of this size runs on the thread
+#: (the test suite's components, a controller's resync), a sustained rate of 100/s moves within ~1.3 s.
+MOVE_BURST = 100
+
+
+class AutoSender:
+    """A thread sender that hands over to a process sender once writes outrun ``MOVE_RATE`` by ``MOVE_BURST``.
+
+    ``thread(on_written)`` builds the thread sender; ``spawn()`` a held ``ProcessSender``, or None when the
+    client cannot be carried (it logs why). ``process`` is the child's ``Popen`` once events go to it.
+    """
+
+    def __init__(self, thread: Callable[[Callable[[int], None]], Any], spawn: Callable[[], ProcessSender | None],
+                 *, clock: Clock = REAL_CLOCK) -> None:
+        self._spawn = spawn
+        self._bucket = TokenBucket(MOVE_RATE, MOVE_BURST, clock=clock)
+        self._lock = threading.Lock()  # the move and close
+        self._switch = threading.Lock()  # submit and the moment events start going to the child
+        self._moving = False  # a move was started: never two
+        self._closing = False
+        self._mover: threading.Thread | None = None
+        self._child: ProcessSender | None = None  # spawned, perhaps not yet sending
+        self._process: ProcessSender | None = None  # sending: events go to it
+        self._thread = thread(self._written)
+        self._current: Any = self._thread
+
+    @property
+    def process(self) -> Any:
+        """The child's ``Popen`` once events go to it; None until then."""
+        return self._process.process if self._process is not None else None
+
+    @property
+    def sent(self) -> int:
+        return int(self._thread.sent) + (self._process.sent if self._process is not None else 0)
+
+    def submit(self, item: Item) -> bool:
+        with self._switch:
+            return bool(self._current.submit(item))
+
+    def flush(self, timeout: float | None) -> bool:
+        """Both senders written out; events held for the child are written once the thread's are."""
+        done = bool(self._thread.flush(timeout))
+        process = self._process
+        return (process.flush(timeout) and done) if process is not None else done
+
+    def close(self, timeout: float | None) -> None:
+        with self._lock:
+            self._closing = True
+            child = self._child
+        self._thread.close(timeout)  # ends a drain the mover waits in
+        if child is not None:
+            child.close(timeout)  # ends the mover's wait for the child to be ready
+        mover = self._mover
+        if mover is not None:
+            mover.join(timeout)
+
+    def _written(self, n: int) -> None:
+        """Called by the thread sender after each batch: ``n`` Events written."""
+        if self._moving:
+            return
+        if all(self._bucket.reserve(0) is not None for _ in range(n)):
+            return
+        with self._lock:
+            if self._moving or self._closing:
+                return
+            self._moving = True
+            log.info("Events are written at more than %g/s: moving the event sender to a child process", MOVE_RATE)
+            self._mover = threading.Thread(target=self._move, name="event-sender-move", daemon=True)
+            self._mover.start()
+
+    def _move(self) -> None:
+        with self._lock:
+            if self._closing:
+                return
+            child = self._child = self._spawn()
+        if child is None:
+            return
+        child.ready.wait()  # set when the child has its client, dies, or is closed
+        with self._lock, self._switch:
+            if self._closing or child.lost:
+                return  # close() stops it; a child that died has said so in the log
+            reserved = self._thread.pending
+            child.reserve(reserved)  # queue_size bounds what both hold
+            self._process = self._current = child
+        correlator = self._thread.drain()
+        if not self._closing:
+            child.release(correlator, reserved)
+            self._thread.close(1.0)  # it has nothing left and gets nothing more
