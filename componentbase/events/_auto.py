@@ -1,11 +1,13 @@
 """``sink="auto"``: Events start on a thread of the component and move to a child process when their rate
 stays high, so that only a component that records many of them pays for the child.
 
-The child (``componentbase.events._process``) costs about 0.5 s of CPU to start (it imports the official
-client) and some 40 MB; what it saves is the API call of each Event, 0.3-0.45 ms of the component's GIL
-(measured with ``benchmarks/scheduler.py``, docs/controllers.md). A component recording a few Events a
-minute would never earn that back; one recording hundreds a second (a scheduler binding a burst of
-pods, a virtual kubelet starting them) earns it within seconds, and its other threads get the GIL back.
+Measured on the project's loaded 2-core machine against the loopback server in its own process (1,500
+Events, two rounds each): the thread sender costs the component 0.35-0.8 ms of CPU per Event (the API
+call, under its GIL); handing one to the child costs it 0.01 ms. The child (``componentbase.events._process``)
+costs 0.45-0.57 CPU-s to start (it imports the official client; 1-2 s wall) and 47 MB RSS, so it pays
+back after roughly 700-1,400 Events. A component recording a few Events a minute never earns that back;
+one recording hundreds a second (a scheduler binding a burst of pods, a virtual kubelet starting them)
+earns it within seconds, and its other threads get the GIL back.
 
 The move, once, by a helper thread: start the child while the thread keeps sending; once the child has
 its client, new events queue for the child (held), the thread writes what it already has, and its
@@ -31,11 +33,12 @@ log = logging.getLogger("componentbase.events")
 
 Item = tuple[float, dict[str, Any]]
 
-#: Events written per second the thread may keep up indefinitely: 20/s costs the component under 1% of a
-#: core (0.3-0.45 ms each), which a child process (0.5 CPU-s to start, ~40 MB) would not pay back soon.
+#: Events written per second the thread may keep up indefinitely: 20/s costs the component about 1% of a
+#: core, which would take the child (0.5 CPU-s to start, 47 MB) about a minute to pay back.
 MOVE_RATE = 20.0
-#: Events written above ``MOVE_RATE`` before the sender moves: a burst of this size runs on the thread
-#: (the test suite's components, a controller's resync), a sustained rate of 100/s moves within ~1.3 s.
+#: Events written above ``MOVE_RATE`` before the sender moves (35-80 ms of the component's CPU, a tenth of
+#: the child's start): a burst of this size stays on the thread (a test's dozens of pods, a controller's
+#: resync of 100 objects); a sustained 100/s moves within ~1.3 s and pays the child back within ~10 s.
 MOVE_BURST = 100
 
 
