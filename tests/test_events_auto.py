@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -132,3 +133,21 @@ def test_a_client_that_cannot_be_carried_stays_on_the_thread(kube_client: client
     [line] = [r.getMessage() for r in caplog.records if "not a child process" in r.getMessage()]
     assert "refresh_api_key_hook" in line
     b.shutdown(2)
+
+
+def test_a_child_killed_after_the_move_is_replaced_by_a_thread(kube_client: client.ApiClient, small_burst: None,
+                                                                auto_broadcaster: EventBroadcaster,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    b = auto_broadcaster
+    recorder = b.new_recorder("c")
+    for i in range(30):
+        recorder.event(_pod(f"p{i}"), "Normal", "R", "m")
+    pid = eventually(lambda: b.sender_pid, timeout=30, what="the sender moved to a child process")
+    assert b.flush(30)
+    os.kill(pid, signal.SIGKILL)
+    eventually(lambda: any("event sender process exited" in r.getMessage() for r in caplog.records),
+               what="the log line")
+    recorder.event(POD, "Normal", "R", "after the child died")
+    assert b.flush(30)
+    assert len(list_events(kube_client)) == 31
+    assert _senders() == []

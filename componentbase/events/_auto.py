@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -78,9 +79,12 @@ class AutoSender:
 
     def flush(self, timeout: float | None) -> bool:
         """Both senders written out; events held for the child are written once the thread's are."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         done = bool(self._thread.flush(timeout))
         process = self._process
-        return (process.flush(timeout) and done) if process is not None else done
+        if process is None:
+            return done
+        return process.flush(None if deadline is None else max(0.0, deadline - time.monotonic())) and done
 
     def close(self, timeout: float | None) -> None:
         with self._lock:

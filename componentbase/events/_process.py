@@ -109,7 +109,8 @@ class ProcessSender:
         """Start sending: the child continues from ``correlator``; the ``reserved`` events are written."""
         with self._cond:
             self._state = correlator
-            self._pending -= reserved
+            if self._fallback is None:  # a child lost meanwhile counted them as lost already
+                self._pending -= reserved
             self._cond.notify_all()
         self._released.set()
 
