@@ -173,9 +173,10 @@ class Side:
     of the API server."""
 
     def __init__(self, rate: float, create_seconds: float, seconds: float, bound: int, cpu_ms: float,
-                 server_ms: float) -> None:
+                 server_ms: float, moved: bool = False) -> None:
         self.rate, self.create_seconds, self.bound, self.cpu_ms = rate, create_seconds, bound, cpu_ms
         self.server_ms = server_ms
+        self.moved = moved  # the event sender moved to a child process during the window
         #: From the last create to the last pod seen bound: near 0 when the pods are bound as fast as created.
         self.tail = seconds - create_seconds
 
@@ -214,7 +215,8 @@ def measure(url: str, namespace: str, pods_file: str, pods: int, server: Any) ->
     spent, server_spent = _cpu_seconds(children) - cpu, _cpu_seconds([], server) - server_cpu
     # An event sender started during the window (sink="auto" moving under the burst): all of its CPU.
     known = {c.pid for c in children} | {server.pid}
-    spent += _cpu_seconds([c for c in psutil.Process().children(recursive=True) if c.pid not in known])
+    started = [c for c in psutil.Process().children(recursive=True) if c.pid not in known]
+    spent += _cpu_seconds(started)
     if out.returncode != 0:
         raise RuntimeError(f"creator failed: {out.stderr.strip()[-500:]}")
     result = json.loads(out.stdout)
@@ -222,7 +224,7 @@ def measure(url: str, namespace: str, pods_file: str, pods: int, server: Any) ->
                 if p["spec"].get("nodeName"))
     conn.close()
     return Side(pods / result["seconds"], result["create_seconds"], result["seconds"], bound - 1, 1000 * spent / pods,
-                1000 * server_spent / pods)
+                1000 * server_spent / pods, bool(started))
 
 
 def measure_running(run: Any, url: str, namespace: str, pods_file: str, pods: int, server: Any) -> Side:
@@ -368,7 +370,9 @@ def main() -> int:
                       f"null scheduler {null.rate:.0f} pods/s ({null.bound} bound, {null.tail:.2f} s after)")
                 print(f"    CPU per pod: scheduler {real.cpu_ms:.2f} ms, null scheduler {null.cpu_ms:.2f} ms: "
                       f"{real.cpu_ms / null.cpu_ms:.2f}x; the API server's {real.server_ms:.2f} and "
-                      f"{null.server_ms:.2f} ms (create, bind, Event and four watch events per pod)")
+                      f"{null.server_ms:.2f} ms (create, bind, Event and four watch events per pod); event sender "
+                      f"moved to a child in the window: {'yes' if real.moved else 'no'} and "
+                      f"{'yes' if null.moved else 'no'}")
         finally:
             server.terminate()
             server.wait(10)

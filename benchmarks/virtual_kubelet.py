@@ -73,6 +73,7 @@ class Run:
     client_ms: float
     server_ms: float
     events: int = 0  # Events the server had from the VK when its last pod was Running
+    moved: bool = False  # its event sender moved to a child process during the window
 
     @classmethod
     def of(cls, n: int, seconds: float, before: tuple[float, float], after: tuple[float, float],
@@ -178,6 +179,7 @@ def virtual_kubelet(api: Any, n: int, workers: int, node_name: str, cpu: CPUMete
     moved = node.events.sender_pid  # a sender started during the window: all its CPU is the VK's too
     after = cpu(sender) if moved == sender else cpu(sender, moved)
     run = Run.of(n, time.perf_counter() - start, before, after, _events_on_server(api, node_name))
+    run.moved = moved != sender
     node.events.flush(60)  # the rest of its events: not into the next round's figures
     stop.set()
     thread.join(30)
@@ -242,7 +244,8 @@ def main() -> int:
             print(f"round {r + 1}: bound -> Running {vk.rate:.0f} pods/s vs raw status writes {raw.rate:.0f}/s: "
                   f"ratio {vk.rate / raw.rate:.2f}; CPU per pod (ms) VK {vk.client_ms:.2f} + server "
                   f"{vk.server_ms:.2f}, baseline {raw.client_ms:.2f} + server {raw.server_ms:.2f}; "
-                  f"{vk.events} of {args.pods} ProviderCreateSuccess events written by then")
+                  f"{vk.events} of {args.pods} ProviderCreateSuccess events written by then; event sender moved "
+                  f"to a child process: {'yes' if vk.moved else 'no'}")
         api.close()
     ratio = statistics.median(vk.rate / raw.rate for raw, vk in rounds)
 
