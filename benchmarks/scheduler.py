@@ -181,10 +181,10 @@ class Side:
         self.tail = seconds - create_seconds
 
 
-def _cpu_seconds(children: list[Any], server: Any = None) -> float:
+def _cpu_seconds(children: list[Any], server: Any = None, own: bool = True) -> float:
     """CPU seconds of this process (every thread) and of ``children`` (the component's event sender); with
-    ``server``, of the API server's process alone."""
-    total = 0.0 if server is not None else time.process_time()
+    ``server``, of the API server's process alone; without ``own``, of ``children`` alone."""
+    total = time.process_time() if own and server is None else 0.0
     for child in [server] if server is not None else children:
         try:
             t = child.cpu_times()
@@ -216,7 +216,7 @@ def measure(url: str, namespace: str, pods_file: str, pods: int, server: Any) ->
     # An event sender started during the window (sink="auto" moving under the burst): all of its CPU.
     known = {c.pid for c in children} | {server.pid}
     started = [c for c in psutil.Process().children(recursive=True) if c.pid not in known]
-    spent += _cpu_seconds(started)
+    spent += _cpu_seconds(started, own=False)
     if out.returncode != 0:
         raise RuntimeError(f"creator failed: {out.stderr.strip()[-500:]}")
     result = json.loads(out.stdout)
