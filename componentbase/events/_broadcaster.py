@@ -10,7 +10,7 @@ When the queue is full, events are dropped with a log line: recording must never
 
 The sender is a thread of the component (``sink="thread"``), or a child process (``sink="process"``,
 ``componentbase.events._process``) so that the API calls of a component recording an event per object
-do not take the component's GIL, or a thread that moves to a child process once Events are written at a
+do not take the component's GIL, or a thread that moves to a child process once Events are recorded at a
 sustained high rate (``sink="auto"``, ``componentbase.events._auto``): the child only when it pays.
 """
 
@@ -114,14 +114,11 @@ class _ThreadSender:
     """The sender as a daemon thread of this process, writing what is queued in batches.
 
     ``queue_size`` bounds the events not yet written, the batch being written included (as the
-    process sender counts events until its child has written them). ``on_written(n)`` hears how many
-    Events each batch wrote (``sink="auto"`` watches the rate).
+    process sender counts events until its child has written them).
     """
 
-    def __init__(self, api_client: Any, settings: WriterSettings, queue_size: int,
-                 on_written: Callable[[int], None] | None = None) -> None:
+    def __init__(self, api_client: Any, settings: WriterSettings, queue_size: int) -> None:
         self.queue_size = queue_size
-        self.on_written = on_written
         self._queue: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
         self._cond = threading.Condition()
         self._pending = 0
@@ -173,11 +170,8 @@ class _ThreadSender:
                 except queue.Empty:
                     break
             items = [item for item in batch if item is not None]
-            sent = self._writer.sent
             try:
                 self._writer.write_batch(items)
-                if self.on_written is not None and self._writer.sent > sent:
-                    self.on_written(self._writer.sent - sent)
             finally:
                 with self._cond:
                     self._pending -= len(items)
@@ -192,7 +186,7 @@ class EventBroadcaster:
     sends from a child process with its own client built like ``api_client`` (see
     ``componentbase.client._spec`` for what is carried); when that client cannot be carried, or the
     process cannot start, one line is logged and the sender is a thread after all (``self.sink`` says
-    which). ``sink="auto"`` sends from a thread until Events are written at more than 20 a second beyond
+    which). ``sink="auto"`` sends from a thread until Events are recorded at more than 20 a second beyond
     a burst of 100, then moves to a child process without losing, repeating or re-counting one (after a
     refused move it stays a thread; ``sender_pid`` says where it is). A custom ``clock`` stamps events
     and drives aggregation in every sink.
@@ -256,8 +250,7 @@ class EventBroadcaster:
 
     def _new_sender(self) -> Any:
         if self.sink == "auto":
-            return AutoSender(lambda on_written: _ThreadSender(self.api_client, self.settings, self.queue_size,
-                                                               on_written), lambda: self._process_sender(held=True))
+            return AutoSender(self._thread_sender, lambda: self._process_sender(held=True))
         if self.sink == "process":
             sender = self._process_sender(held=False)
             if sender is not None:
