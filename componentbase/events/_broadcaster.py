@@ -10,7 +10,8 @@ When the queue is full, events are dropped with a log line: recording must never
 
 The sender is a thread of the component (``sink="thread"``), or a child process (``sink="process"``,
 ``componentbase.events._process``) so that the API calls of a component recording an event per object
-do not take the component's GIL.
+do not take the component's GIL, or a thread that moves to a child process once Events are recorded at a
+sustained high rate (``sink="auto"``, ``componentbase.events._auto``): the child only when it pays.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from componentbase.client import NotPortable, format_time
+from componentbase.events._auto import AutoSender
 from componentbase.events._process import ProcessSender
 from componentbase.events._writer import (
+    Correlator,
     EventWriter,
     WriterSettings,
 )
@@ -128,6 +131,17 @@ class _ThreadSender:
     def sent(self) -> int:
         return self._writer.sent
 
+    @property
+    def pending(self) -> int:
+        """Events submitted and not yet written (or given up on)."""
+        return self._pending
+
+    def drain(self) -> Correlator:
+        """Wait until all submitted is written (or this sender is closed); the correlator that wrote it."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._pending == 0 or self._stopped.is_set())
+        return self._writer.correlator
+
     def submit(self, item: Item) -> bool:
         with self._cond:
             if self._pending >= self.queue_size:
@@ -143,6 +157,8 @@ class _ThreadSender:
     def close(self, timeout: float | None) -> None:
         self._stopped.set()
         self._queue.put(None)  # wake it
+        with self._cond:
+            self._cond.notify_all()  # ends a drain
         self._thread.join(timeout)
 
     def _run(self) -> None:
@@ -170,15 +186,19 @@ class EventBroadcaster:
     sends from a child process with its own client built like ``api_client`` (see
     ``componentbase.client._spec`` for what is carried); when that client cannot be carried, or the
     process cannot start, one line is logged and the sender is a thread after all (``self.sink`` says
-    which). A custom ``clock`` stamps events and drives aggregation in either sink.
+    which). ``sink="auto"`` sends from a thread until Events are recorded at more than 20 a second beyond
+    a burst of 100, then moves to a child process without losing, repeating or re-counting one (after a
+    refused move it stays a thread; ``sender_pid`` says where it is). A custom ``clock`` stamps events
+    and drives aggregation in every sink.
     """
 
     def __init__(self, api_client: Any, *, queue_size: int = 1000, max_tries: int = 12,
                  retry_delay: float = 10.0, max_similar: int = 10, aggregate_window: float = 600.0,
                  spam_burst: int = 25, spam_qps: float = 1.0 / 300.0, request_timeout: float = 10.0,
-                 clock: Callable[[], float] = time.time, sink: Literal["thread", "process"] = "thread") -> None:
-        if sink not in ("thread", "process"):
-            raise ValueError(f"sink must be 'thread' or 'process', not {sink!r}")
+                 clock: Callable[[], float] = time.time,
+                 sink: Literal["thread", "process", "auto"] = "thread") -> None:
+        if sink not in ("thread", "process", "auto"):
+            raise ValueError(f"sink must be 'thread', 'process' or 'auto', not {sink!r}")
         self.api_client = api_client
         self.clock = clock
         self.queue_size = queue_size
@@ -199,7 +219,8 @@ class EventBroadcaster:
 
     @property
     def sender_pid(self) -> int | None:
-        """The event sender process's pid, while ``sink == "process"``."""
+        """The event sender process's pid: with ``sink="process"`` from the start, with ``"auto"`` once
+        events have moved to it; None while they are sent from a thread of this process."""
         process = getattr(self._sender, "process", None)
         return process.pid if process is not None else None
 
@@ -228,14 +249,22 @@ class EventBroadcaster:
             return self._sender
 
     def _new_sender(self) -> Any:
+        if self.sink == "auto":
+            return AutoSender(self._thread_sender, lambda: self._process_sender(held=True))
         if self.sink == "process":
-            try:
-                return ProcessSender(self.api_client, self.settings, self.queue_size, self._thread_sender)
-            except (NotPortable, OSError) as err:
-                log.warning("Events are sent from this process, not a child process: the client cannot be "
-                            "carried over (%s)", err)
-                self.sink = "thread"
+            sender = self._process_sender(held=False)
+            if sender is not None:
+                return sender
+            self.sink = "thread"
         return self._thread_sender()
+
+    def _process_sender(self, held: bool) -> ProcessSender | None:
+        try:
+            return ProcessSender(self.api_client, self.settings, self.queue_size, self._thread_sender, held=held)
+        except (NotPortable, OSError) as err:
+            log.warning("Events are sent from this process, not a child process: the client cannot be "
+                        "carried over (%s)", err)
+            return None
 
     def _thread_sender(self) -> _ThreadSender:
         return _ThreadSender(self.api_client, self.settings, self.queue_size)

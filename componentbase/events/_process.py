@@ -7,7 +7,8 @@ correlates and writes; the parent pays a deque append per event and one pickled 
 
 Protocol, one socket pair with ``multiprocessing.connection`` framing. First the child's arguments
 (client description, writer settings, parent pid, log level); then parent -> child
-``("events", [(time, event), ...])`` and ``("stop",)``; child -> parent ``("ready",)`` once its
+``("events", [(time, event), ...])``, ``("state", correlator)`` (what the thread sender had correlated,
+before any events, when ``sink="auto"`` moves) and ``("stop",)``; child -> parent ``("ready",)`` once its
 client is built, ``("done", n, sent, calls)`` after each batch (``calls``: its API calls as
 ``(verb, code, seconds)``, for the parent's metrics) and ``("log", level, message)`` for what the
 writer logs. The child ends on ``stop``, when the pipe closes, or when its parent is gone (it checks
@@ -41,6 +42,7 @@ from componentbase.client import (
     status_of,
 )
 from componentbase.events._writer import (
+    Correlator,
     EventWriter,
     WriterSettings,
 )
@@ -60,11 +62,12 @@ _LINGER = 0.02
 class ProcessSender:
     """The parent's side: a bounded count of events in flight, a feeder thread and a reply reader thread.
 
-    ``fallback`` builds the in-process sender used once the child is gone.
+    ``fallback`` builds the in-process sender used once the child is gone. A ``held`` sender queues events
+    but sends none until ``release`` hands it the correlator they continue from (``sink="auto"``).
     """
 
     def __init__(self, api_client: Any, settings: WriterSettings, queue_size: int,
-                 fallback: Callable[[], Any]) -> None:
+                 fallback: Callable[[], Any], *, held: bool = False) -> None:
         description = describe_client(api_client)  # NotPortable: the caller sends from its own thread
         self.api_client = api_client
         self.queue_size = queue_size
@@ -78,6 +81,10 @@ class ProcessSender:
         self._sent = 0
         self._closing = False
         self.ready = threading.Event()  # the child has its client, or is gone
+        self._released = threading.Event()  # the feeder may send
+        self._state: Correlator | None = None
+        if not held:
+            self._released.set()
         self._conn, self.process = _spawn(description, settings)
         self._feeder = threading.Thread(target=self._feed, name="event-sender-feed", daemon=True)
         self._reader = threading.Thread(target=self._read, name="event-sender-replies", daemon=True)
@@ -87,6 +94,25 @@ class ProcessSender:
     @property
     def sent(self) -> int:
         return self._sent + (self._fallback.sent if self._fallback is not None else 0)
+
+    @property
+    def lost(self) -> bool:
+        """The child is gone and a thread of this process sends instead."""
+        return self._fallback is not None
+
+    def reserve(self, n: int) -> None:
+        """Count ``n`` events another sender still writes against ``queue_size``, until ``release``."""
+        with self._cond:
+            self._pending += n
+
+    def release(self, correlator: Correlator, reserved: int) -> None:
+        """Start sending: the child continues from ``correlator``; the ``reserved`` events are written."""
+        with self._cond:
+            self._state = correlator
+            if self._fallback is None:  # a child lost meanwhile counted them as lost already
+                self._pending -= reserved
+            self._cond.notify_all()
+        self._released.set()
 
     def submit(self, item: Item) -> bool:
         """Queue one ``(time, event)``; False (dropped) when ``queue_size`` are already in flight."""
@@ -115,8 +141,11 @@ class ProcessSender:
         """Stop the child (what ``flush`` did not write is dropped) within about ``timeout`` seconds."""
         self._closing = True
         with self._cond:
+            if not self._released.is_set():
+                self._items.clear()  # held for a hand-over that is not coming: not written from scratch
             self._items.append(None)  # the feeder sends ("stop",) after what it has
             self._feeding = True
+        self._released.set()
         self._wake.set()
         try:
             self.process.wait(timeout)
@@ -127,6 +156,7 @@ class ProcessSender:
         self._feeder.join(1.0)
         self._reader.join(1.0)
         self._conn.close()
+        self.ready.set()  # for whoever waits for a child that will not come now
         if self._fallback is not None:
             self._fallback.close(timeout)
 
@@ -134,6 +164,9 @@ class ProcessSender:
 
     def _feed(self) -> None:
         try:
+            self._released.wait()
+            if self._state is not None:
+                self._conn.send(("state", self._state))
             while True:
                 self._wake.wait()
                 self._wake.clear()
@@ -278,7 +311,7 @@ def child_main() -> None:
     logger.propagate = False
     logger.addHandler(_PipeLog(send))
     stopped = threading.Event()
-    inbox: queue.SimpleQueue[list[Item] | None] = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[list[Item] | Correlator | None] = queue.SimpleQueue()
     try:
         api = description.new_api_client()
     except Exception as err:
@@ -297,7 +330,7 @@ def child_main() -> None:
             if not conn.poll(_PARENT_CHECK_SECONDS):
                 continue
             message = conn.recv()
-            if message[0] != "events":
+            if message[0] not in ("events", "state"):
                 break
             inbox.put(message[1])
     except (EOFError, OSError):
@@ -315,20 +348,24 @@ def child_main() -> None:
     conn.close()
 
 
-def _write_loop(inbox: queue.SimpleQueue[list[Item] | None], writer: EventWriter, calls: _Calls,
+def _write_loop(inbox: queue.SimpleQueue[list[Item] | Correlator | None], writer: EventWriter, calls: _Calls,
                 send: Callable[[Any], None]) -> None:
-    """Write what arrives, in batches, until the ``None`` that ``child_main`` puts when it stops."""
+    """Write what arrives, in batches, until the ``None`` that ``child_main`` puts when it stops; a
+    ``Correlator`` (it comes before any events) replaces the writer's."""
     while True:
         first = inbox.get()
         if first is None:
             return
+        if isinstance(first, Correlator):
+            writer.correlator = first
+            continue
         items, last = first, False
         with contextlib.suppress(queue.Empty):
             while not last:
                 more = inbox.get_nowait()
                 if more is None:
                     last = True
-                else:
+                elif isinstance(more, list):
                     items.extend(more)
         try:
             writer.write_batch(items)

@@ -87,7 +87,7 @@ class Scheduler:
 
     def __init__(self, mgr: Manager, cfg: config.KubeSchedulerConfiguration, registry: Registry, *,
                  rng: random.Random | None = None, hostname: str | None = None,
-                 event_sink: Literal["thread", "process"] = "thread",
+                 event_sink: Literal["thread", "process", "auto"] = "thread",
                  max_in_unschedulable: float = q.UNSCHEDULABLE_TIMEOUT) -> None:
         self.cfg = cfg
         self.mgr = mgr
@@ -131,7 +131,7 @@ class Scheduler:
         nominations = NominatorHandlers(self.nominator)
         self.pods.add_event_handler(nominations.pending_added, nominations.pending_updated,
                                     nominations.pending_deleted, filter=handlers.is_pending_for_us)
-        # Events are not fenced: a child process sends them, and only the leader's work records any.
+        # Events are not fenced: a child process may send them, and only the leader's work records any.
         self.broadcaster = events.EventBroadcaster(mgr.api_client, sink=event_sink)
         host = socket.gethostname() if hostname is None else hostname
         self.recorders = {name: self.broadcaster.new_recorder(name, host) for name in self.frameworks}
@@ -153,8 +153,7 @@ class Scheduler:
     # --- running -------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> int:
-        """Run the manager until ``stop`` (0) or a lost lease (1); the event sender starts first, so its
-        child process imports its client while the caches sync."""
+        """Run the manager until ``stop`` (0) or a lost lease (1); the event sender starts first."""
         self.broadcaster.start()
         try:
             return self.mgr.run(stop)
@@ -384,8 +383,9 @@ def run(completed: Any, stop: threading.Event, *, max_in_unschedulable: float = 
     cfg = completed.config.component_config
     try:
         registry = Registry.from_plugin_manager(completed.config.plugins)
-        # Events from a child process: each one is an API call this process's GIL need not pay for.
-        scheduler = Scheduler(Manager.from_config(completed), cfg, registry, event_sink="process",
+        # Events move to a child process when a burst of pods keeps them coming: each one is then an API call
+        # this process's GIL need not pay for; a scheduler that binds a few pods a minute never starts it.
+        scheduler = Scheduler(Manager.from_config(completed), cfg, registry, event_sink="auto",
                               max_in_unschedulable=max_in_unschedulable)
     except (RegistryError, profiles.ProfileError) as e:  # validation catches these first; a program may not
         for line in str(e).splitlines():

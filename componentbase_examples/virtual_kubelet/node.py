@@ -52,7 +52,7 @@ class Node:
                  workers: int = 10, resync_period: float = 60.0, startup_timeout: float = 0.0,
                  resources: ResourceManager | None = None, timings: Timings | None = None,
                  serve: Callable[[Node, threading.Event], Callable[[], None]] | None = None,
-                 event_sink: Literal["thread", "process"] = "thread", manager: Any = None) -> None:
+                 event_sink: Literal["thread", "process", "auto"] = "thread", manager: Any = None) -> None:
         self.api_client = api_client
         self.provider = provider
         self.name = name
@@ -62,8 +62,8 @@ class Node:
         self.resources = resources or ResourceManager()
         self.timings = timings or Timings()
         self._serve = serve
-        # "process" (the app's choice) takes the Events' API calls off this process's GIL, where they
-        # slow the status writes: docs/virtual-kubelet.md has the figures.
+        # "auto" (the app's choice) takes the Events' API calls off this process's GIL once pods come in
+        # bursts, where they slow the status writes: docs/virtual-kubelet.md has the figures.
         self.event_sink = event_sink
         self.ready = threading.Event()
         self.done = threading.Event()

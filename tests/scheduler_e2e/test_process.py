@@ -190,7 +190,7 @@ def test_a_deposed_leader_sends_none_of_its_queued_bindings(kube_apiserver: Loop
 def test_sigterm_in_the_first_second_of_leading_releases_the_lease_at_once(
         kube_apiserver: LoopbackAPIServer, cluster: Cluster, procs: list[Proc], tmp_path: Path,
         after: float) -> None:
-    """SIGTERM while the leader's work is starting (event sender child still importing, first bindings out):
+    """SIGTERM while the leader's work is starting (first bindings and Events out):
     the lease is released within retryPeriod + 0.1 s, the exit code is 0, and no process prints a traceback."""
     cluster.create(node("a0", cpu="32", memory="64Gi", labels={"replica": "a"}))
     for i in range(20):

@@ -8,7 +8,7 @@ import pytest
 
 from componentbase_examples.virtual_kubelet.conformance import ProviderConformance
 
-pytestmark = pytest.mark.process  # the virtual kubelet's event sender is a child process
+pytestmark = pytest.mark.process  # the process provider runs its containers as child processes
 
 
 class TestMockProvider(ProviderConformance):
