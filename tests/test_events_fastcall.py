@@ -66,6 +66,25 @@ def test_a_patch_merges_a_dict_and_applies_a_list(kube_client: client.ApiClient)
 
 
 @pytest.mark.integration
+def test_the_content_type_a_caller_names_reaches_the_server(kube_client: client.ApiClient) -> None:
+    core = client.CoreV1Api(kube_client)
+    core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}, "data": {"a": "1", "b": "2"}},
+                                      _preload_content=False).read()
+    where = {"namespace": "default", "name": "cm"}
+    request(kube_client, "PATCH", CONFIG_MAP, path_params=where, body={"data": {"a": None}},
+            content_type="application/merge-patch+json").read()
+    assert read(core, "cm")["data"] == {"b": "2"}
+    # A dict named a JSON patch is sent as a strategic merge patch, as the generated methods send it.
+    request(kube_client, "PATCH", CONFIG_MAP, path_params=where, body={"data": {"c": "3"}},
+            content_type="application/json-patch+json").read()
+    assert read(core, "cm")["data"] == {"b": "2", "c": "3"}
+    with pytest.raises(client.ApiException) as err:  # the server reads the type: kube refuses one it lacks
+        request(kube_client, "PATCH", CONFIG_MAP, path_params=where, body={"data": {}},
+                content_type="application/x-unknown+json")
+    assert err.value.status == 415
+
+
+@pytest.mark.integration
 def test_names_in_the_path_are_quoted(kube_client: client.ApiClient) -> None:
     request(kube_client, "POST", CONFIG_MAPS, path_params={"namespace": "default"},
             body={"metadata": {"name": "cm"}}).read()

@@ -106,6 +106,7 @@ class Metrics:
                          i.python_version, i.compiler, i.platform).set(1)
         if process_metrics:
             ProcessCollector(registry=reg)
+        self._series: dict[tuple[str, ...], Any] = {}
 
     def _maybe(self, kind: Any, name: str, doc: str, labels: list[str], *, public_name: str = "",
                **kw: Any) -> Any:
@@ -124,22 +125,46 @@ class Metrics:
             self._leader.labels(self._label("leader_election_master_status", "name", name)).set(1 if leading else 0)
 
     def observe_rest_request(self, method: str, host: str, code: str, seconds: float) -> None:
+        latency, requests = self._cached(("rest", method, host, code), self._rest_series)
+        if latency is not None:
+            latency.observe(seconds)
+        if requests is not None:
+            requests.inc()
+
+    def _rest_series(self, method: str, host: str, code: str) -> tuple[Any, Any]:
+        latency = requests = None
         if self._latency is not None:
             m = "rest_client_request_duration_seconds"
-            self._latency.labels(self._label(m, "verb", method), self._label(m, "host", host)).observe(seconds)
+            latency = self._latency.labels(self._label(m, "verb", method), self._label(m, "host", host))
         if self._requests is not None:
             m = "rest_client_requests_total"
-            self._requests.labels(self._label(m, "code", code), self._label(m, "method", method),
-                                  self._label(m, "host", host)).inc()
+            requests = self._requests.labels(self._label(m, "code", code), self._label(m, "method", method),
+                                             self._label(m, "host", host))
+        return latency, requests
 
     def observe_reconcile(self, controller: str, result: str, seconds: float) -> None:
         """One reconcile of ``controller``: ``result`` is success, error, requeue or requeue_after."""
-        if self._reconciles is not None:
-            self._reconciles.labels(controller, result).inc()
-        if result == "error" and self._reconcile_errors is not None:
-            self._reconcile_errors.labels(controller).inc()
-        if self._reconcile_time is not None:
-            self._reconcile_time.labels(controller).observe(seconds)
+        total, errors, duration = self._cached(("reconcile", controller, result), self._reconcile_series)
+        if total is not None:
+            total.inc()
+        if errors is not None:
+            errors.inc()
+        if duration is not None:
+            duration.observe(seconds)
+
+    def _reconcile_series(self, controller: str, result: str) -> tuple[Any, Any, Any]:
+        return (_child(self._reconciles, controller, result),
+                _child(self._reconcile_errors, controller) if result == "error" else None,
+                _child(self._reconcile_time, controller))
+
+    def _cached(self, key: tuple[str, ...], make: Any) -> Any:
+        """The series ``make(*key[1:])`` returns, made once per key: prometheus-client's ``labels()`` checks
+        and looks its values up anew on each call (about 2 us), and each item through a controller's work
+        queue and reconcile touches eight series."""
+        found = self._series.get(key)
+        if found is None:
+            found = self._series[key] = make(*key[1:])
+        return found
 
     def controller_started(self, controller: str, max_concurrent_reconciles: int) -> None:
         """Report a controller's worker count, and start its counters at zero as controller-runtime does."""
@@ -154,24 +179,32 @@ class Metrics:
     # --- a ``workqueue.QueueMetrics``: client-go's workqueue metrics, by queue name ----------------
 
     def queue_added(self, name: str, depth: int) -> None:
-        if self._queue_adds is not None:
-            self._queue_adds.labels(name).inc()
-        if self._queue_depth is not None:
-            self._queue_depth.labels(name).set(depth)
+        adds, gauge, _, _, _ = self._cached(("queue", name), self._queue_series)
+        if adds is not None:
+            adds.inc()
+        if gauge is not None:
+            gauge.set(depth)
 
     def queue_taken(self, name: str, depth: int, waited: float) -> None:
-        if self._queue_depth is not None:
-            self._queue_depth.labels(name).set(depth)
-        if self._queue_latency is not None:
-            self._queue_latency.labels(name).observe(waited)
+        _, gauge, latency, _, _ = self._cached(("queue", name), self._queue_series)
+        if gauge is not None:
+            gauge.set(depth)
+        if latency is not None:
+            latency.observe(waited)
 
     def queue_done(self, name: str, worked: float) -> None:
-        if self._queue_work is not None:
-            self._queue_work.labels(name).observe(worked)
+        work = self._cached(("queue", name), self._queue_series)[3]
+        if work is not None:
+            work.observe(worked)
 
     def queue_retried(self, name: str) -> None:
-        if self._queue_retries is not None:
-            self._queue_retries.labels(name).inc()
+        retries = self._cached(("queue", name), self._queue_series)[4]
+        if retries is not None:
+            retries.inc()
+
+    def _queue_series(self, name: str) -> tuple[Any, ...]:
+        return tuple(_child(m, name) for m in (self._queue_adds, self._queue_depth, self._queue_latency,
+                                               self._queue_work, self._queue_retries))
 
     def track(self, api_client: Any) -> None:
         """Count the requests :func:`observe_request` sees on ``api_client`` in these metrics."""
@@ -185,6 +218,11 @@ class Metrics:
         from prometheus_client import generate_latest
 
         return generate_latest(self.registry)
+
+
+def _child(metric: Any, *values: str) -> Any:
+    """``metric.labels(*values)``, or None for a disabled metric."""
+    return None if metric is None else metric.labels(*values)
 
 
 def metrics_for(api_client: Any) -> Metrics | None:

@@ -63,6 +63,19 @@ def _pod_level(name: str) -> bool:
 
 def resource_amount(name: str, quantity: str | int | float) -> int:
     """A quantity in the scheduler's unit for ``name``: milli-CPU for cpu, whole units for the rest."""
+    if isinstance(quantity, str):
+        return _amount_of_text(name, quantity)
+    return _amount(name, quantity)
+
+
+@functools.lru_cache(maxsize=4096)
+def _amount_of_text(name: str, quantity: str) -> int:
+    """Kept: a cluster's pods repeat a few quantities ("100m", "64Mi"), each parsed through a ``Fraction``
+    (1.5-5 us), and every pod is read twice (pending, then bound), with and without defaults."""
+    return _amount(name, quantity)
+
+
+def _amount(name: str, quantity: str | int | float) -> int:
     if name == CPU:
         return componentbase.util.quantity_milli_value(quantity)
     return componentbase.util.quantity_value(quantity)

@@ -69,3 +69,24 @@ def test_disabled_metrics_are_not_served_and_labels_are_bounded_by_their_allow_l
     assert sample(m, "leader_election_master_status", 'name="kube-scheduler"') == 1
     assert sample(m, "leader_election_master_status", f'name="{metrics.UNEXPECTED}"') == 1
     assert "someone-elses-lease" not in text
+
+
+@pytest.mark.unit
+def test_repeated_observations_add_up_in_their_own_series_within_the_allow_list() -> None:
+    m = metrics.Metrics(allow_labels={"rest_client_requests_total,code": ["200"]}, process_metrics=False)
+    for code in ("200", "500", "200", "404"):
+        m.observe_rest_request("GET", "h:1", code, 0.01)
+    for result in ("success", "error", "success"):
+        m.observe_reconcile("hello", result, 0.01)
+    m.queue_added("hello", 1)
+    m.queue_added("hello", 2)
+    m.queue_taken("hello", 1, 0.001)
+    m.queue_retried("hello")
+    assert sample(m, "rest_client_requests_total", 'code="200",host="h:1",method="GET"') == 2
+    assert sample(m, "rest_client_requests_total", f'code="{metrics.UNEXPECTED}",host="h:1",method="GET"') == 2
+    assert sample(m, "controller_runtime_reconcile_total", 'controller="hello",result="success"') == 2
+    assert sample(m, "controller_runtime_reconcile_errors_total", 'controller="hello"') == 1
+    assert sample(m, "controller_runtime_reconcile_time_seconds_count", 'controller="hello"') == 3
+    assert sample(m, "workqueue_adds_total", 'name="hello"') == 2
+    assert sample(m, "workqueue_depth", 'name="hello"') == 1
+    assert sample(m, "workqueue_retries_total", 'name="hello"') == 1
