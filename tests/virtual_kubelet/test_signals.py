@@ -54,8 +54,8 @@ def test_sigterm_during_start_up_exits_0_without_a_traceback(apiserver: Loopback
         # The event sender is the first thing the node starts: from then on, the component is running.
         senders = eventually(lambda: _children(proc.pid) or proc.poll() is not None, 30, what="the event sender")
         assert proc.poll() is None
-        if phase != "event sender starting":
-            time.sleep(1.5)  # the stalled call is in flight (the faults hold it for 30s)
+        if phase != "event sender starting":  # the stalled call is in flight (the faults hold it for 30 s)
+            eventually(lambda: apiserver.request_counts()[("list", "pods")], 30, what="the informers' pod list")
         _terminate(proc, senders)
     finally:
         apiserver.faults.clear()
