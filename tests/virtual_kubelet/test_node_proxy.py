@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 from componentbase.testing import LoopbackAPIServer, eventually
-from tests.virtual_kubelet.conftest import Command, Kube, free_ports, ready, serve_kubelet_api_on_localhost
+from tests.virtual_kubelet.conftest import (
+    Command,
+    Kube,
+    clear_pods,
+    free_ports,
+    ready,
+    serve_kubelet_api_on_localhost,
+)
 
 #: One node for the module (``node``): its tests run on the worker that started it.
 pytestmark = [pytest.mark.process, pytest.mark.xdist_group("vk-node-proxy")]
@@ -80,13 +87,7 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 def cluster(node: Cluster) -> Iterator[Cluster]:
     """The module's node, left as the test found it: the test's pods deleted and their processes ended."""
     yield node
-    core = node.kube.core
-    for pod in json.loads(core.list_namespaced_pod("default", _preload_content=False).data)["items"]:
-        # A pod no node runs has nobody to confirm its graceful deletion: it goes at once.
-        grace = None if pod["spec"].get("nodeName") == "vk" else 0
-        node.kube.delete_pod(pod["metadata"]["name"], grace)
-    eventually(lambda: not json.loads(core.list_namespaced_pod("default", _preload_content=False).data)["items"],
-               30, what="the test's pods to be deleted")
+    clear_pods(node.kube)
     assert ready(node.kube.node()), "the node is no longer Ready"
 
 
