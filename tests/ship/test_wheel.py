@@ -119,6 +119,7 @@ def test_every_console_script_answers_help_and_version_as_its_python_m_form(venv
         assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.timeout(300)  # the budget tests/demo gave the failover scenario, plus kubectl and Ctrl-C
 def test_the_demo_script_runs_every_pod_through_a_failover_then_keeps_its_cluster_until_ctrl_c(
         venv: Path, tmp_path: Path) -> None:
     """The installed ``componentbase-demo --keep``: the whole scenario (two nodes, a scheduler SIGKILLed and its
