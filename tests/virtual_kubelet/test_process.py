@@ -11,7 +11,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,12 +23,15 @@ from tests.virtual_kubelet.conftest import (
     VIEWER,
     Command,
     Kube,
+    authorizing_server,
+    clear_pods,
     free_ports,
     ready,
     serve_kubelet_api_on_localhost,
 )
 
-pytestmark = pytest.mark.process
+#: One node for the module (``node``): its tests run on the worker that started it.
+pytestmark = [pytest.mark.process, pytest.mark.xdist_group("vk-process")]
 
 
 class VK:
@@ -76,25 +78,46 @@ class VK:
         return out, err, status
 
 
+@pytest.fixture(scope="module")
+def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackAPIServer]:
+    """One server per module (tests/virtual_kubelet/conftest.py's ``authorizing_server``), for ``node``."""
+    with authorizing_server(tmp_path_factory.mktemp("apiserver")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def node(apiserver: LoopbackAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[VK]:
+    """One process-provider node per module: its tests each run their own pods on it (``vk`` clears them
+    after each). A node per test cost a node's start-up and its event sender's process every time."""
+    tmp_path = tmp_path_factory.mktemp("node")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        serve_kubelet_api_on_localhost(tmp_path, monkeypatch)
+        (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nrestartBackoff: 50ms\n"
+                                               "maxRestartBackoff: 200ms\nshutdownGracePeriod: 1s\n"
+                                               "stopContainersOnShutdown: true\n")
+        port, metrics_port = free_ports(2)
+        command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
+                           f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
+                           f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s"])
+        handle = VK(command, port, metrics_port, str(tmp_path / "vk.crt"))
+        api = apiserver.api_client()
+        try:
+            eventually(lambda: ready(Kube(api).node()) or command.code, 20, what="the node to be Ready")
+            assert not command.code, command.err.getvalue()
+            yield handle
+        finally:
+            api.close()
+            assert command.stop() == 0, command.err.getvalue()
+
+
 @pytest.fixture
-def vk(apiserver: LoopbackAPIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[VK]:
-    serve_kubelet_api_on_localhost(tmp_path, monkeypatch)
-    (tmp_path / "process.yaml").write_text(f"root: {tmp_path / 'root'}\nrestartBackoff: 50ms\n"
-                                           "maxRestartBackoff: 200ms\nshutdownGracePeriod: 1s\n"
-                                           "stopContainersOnShutdown: true\n")
-    port, metrics_port = free_ports(2)
-    command = Command(["--provider=process", f"--provider-config={tmp_path / 'process.yaml'}",
-                       f"--kubeconfig={apiserver.kubeconfig_path}", "--nodename=vk", f"--listen-port={port}",
-                       f"--metrics-addr=127.0.0.1:{metrics_port}", "--startup-timeout=20s"])
-    handle = VK(command, port, metrics_port, str(tmp_path / "vk.crt"))
-    api = apiserver.api_client()
-    try:
-        eventually(lambda: ready(Kube(api).node()) or command.code, 20, what="the node to be Ready")
-        assert not command.code, command.err.getvalue()
-        yield handle
-    finally:
-        api.close()
-        assert command.stop() == 0, command.err.getvalue()
+def vk(node: VK, apiserver: LoopbackAPIServer, kube: Kube) -> Iterator[VK]:
+    """The module's node, left as the test found it: no faults, the test's pods deleted (their processes
+    ended), the node still Ready."""
+    yield node
+    apiserver.faults.clear()
+    clear_pods(kube)
+    assert ready(kube.node()), "the node is no longer Ready"
 
 
 def py(code: str) -> list[str]:

@@ -55,8 +55,7 @@ def test_sigterm_during_start_up_exits_0_without_a_traceback(apiserver: Loopback
         eventually(lambda: apiserver.request_counts()[("list", "pods")] or proc.poll() is not None, 30,
                    what="the node's first list of pods")
         assert proc.poll() is None
-        if phase != "informers starting":
-            time.sleep(1.5)  # the stalled call is in flight (the faults hold it for 30s)
+        # "informers syncing": that list is the stalled one, in flight (the faults hold it for 30 s)
         _terminate(proc, _children(proc.pid))
     finally:
         apiserver.faults.clear()
