@@ -4,8 +4,8 @@
   as many threads as the node has workers: the raw rate the API server and client allow;
 * virtual kubelet: N pods already bound to the node; from the moment its pod informer has them, until
   that informer has seen every one Running (informer, work queues, provider, status write, events),
-  the node built as the app builds it (Events with ``sink="auto"``: from a child process once the burst
-  moves them there, whose CPU, its start included, counts as the VK's).
+  the node built as the app builds it (Events from a child process, started before the window; its CPU
+  counts as the VK's, and so would that of any event sender started in the window).
   The VK's own informer is the observer: a second watch of our own would charge the VK with CPU (its
   decoding here, its fan-out in the server) that the baseline does not pay.
 
@@ -162,10 +162,10 @@ def virtual_kubelet(api: Any, n: int, workers: int, node_name: str, cpu: CPUMete
     resources = ResourceManager()
     ctx = ProviderContext(node_name=node_name, operating_system="Linux", internal_ip="", daemon_port=10250,
                           cluster_domain="cluster.local", config=None, resources=resources)
-    # As componentbase_examples/virtual_kubelet/app.py builds it (Events with sink="auto") and as Command runs it
+    # As componentbase_examples/virtual_kubelet/app.py builds it (Events from a child process) and as Command runs it
     # (what start-up built frozen out of the collector's full passes).
     node = Node(api, Provider("mock", MockProvider(ctx)), name=node_name, workers=workers, resources=resources,
-                event_sink="auto")
+                event_sink="process")
     gc.freeze()
     thread = threading.Thread(target=node.run, args=(stop,), daemon=True)
     thread.start()

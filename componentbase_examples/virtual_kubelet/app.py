@@ -104,7 +104,7 @@ def run_node(completed: Any, stop: threading.Event, timings: Timings | None = No
     node = Node(config.client, provider, name=opts.node_name, operating_system=opts.operating_system,
                 taint_key=taint, listen_port=opts.listen_port, workers=opts.pod_sync_workers,
                 resync_period=float(opts.full_resync_period), startup_timeout=float(opts.startup_timeout),
-                resources=resources, timings=timings, serve=kubelet_server(config), event_sink="auto",
+                resources=resources, timings=timings, serve=kubelet_server(config), event_sink="process",
                 manager=manager)
     kubelet_events.node = node
     # Upstream's trace tags: which node, provider and OS the spans come from.

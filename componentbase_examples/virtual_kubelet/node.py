@@ -62,8 +62,9 @@ class Node:
         self.resources = resources or ResourceManager()
         self.timings = timings or Timings()
         self._serve = serve
-        # "auto" (the app's choice) takes the Events' API calls off this process's GIL once pods come in
-        # bursts, where they slow the status writes: docs/virtual-kubelet.md has the figures.
+        # "process" (the app's choice) takes the Events' API calls off this process's GIL from the start: a
+        # node's pods come in bursts (a start, a rescheduled workload) too short for "auto" to pay back
+        # the child's start inside them. docs/virtual-kubelet.md has the figures.
         self.event_sink = event_sink
         self.ready = threading.Event()
         self.done = threading.Event()
