@@ -25,14 +25,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from componentbase.events._process import ProcessSender
+from componentbase.events._process import Item, ProcessSender
 from componentbase.util import REAL_CLOCK, Clock, TokenBucket
 
 __all__ = ["MOVE_BURST", "MOVE_RATE", "AutoSender"]
 
 log = logging.getLogger("componentbase.events")
-
-Item = tuple[float, dict[str, Any]]
 
 #: Events recorded per second the thread may keep up indefinitely: 20/s costs the component about 1% of a
 #: core, which would take the child (0.5 CPU-s to start, 47 MB) about a minute to pay back.

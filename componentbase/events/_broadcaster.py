@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from componentbase.client import NotPortable, format_time
 from componentbase.events._auto import AutoSender
-from componentbase.events._process import ProcessSender
+from componentbase.events._process import Item, ProcessSender
 from componentbase.events._writer import (
     Correlator,
     EventWriter,
@@ -40,7 +40,6 @@ log = logging.getLogger("componentbase.events")
 NORMAL = "Normal"
 WARNING = "Warning"
 
-Item = tuple[float, dict[str, Any]]
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from componentbase.events._writer import (
 )
 from componentbase.metrics import metrics_for
 
-__all__ = ["ProcessSender"]
+__all__ = ["Item", "ProcessSender"]
 
 log = logging.getLogger("componentbase.events")
 

@@ -13,6 +13,7 @@ import datetime
 import json
 from typing import Any
 
+from ._json import dumps
 from ._protobuf import ProtobufError, decode_envelope, decode_message, has_message, message_name
 from ._tables import render, watch_rows
 from .errors import ApiError
@@ -87,7 +88,7 @@ def _from_protobuf(res: Resource, sub: str, body: bytes) -> bytes:
         raise ApiError.bad_request(f'{kind} in version "{version}" cannot be handled as a {want}: {err}') from None
     out: dict[str, Any] = {"kind": kind, "apiVersion": api_version}
     out.update(obj)
-    return json.dumps(out, separators=(",", ":"), ensure_ascii=False).encode()
+    return dumps(out)
 
 
 def _from_yaml(res: Resource, sub: str, body: bytes) -> bytes:
