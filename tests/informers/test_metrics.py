@@ -11,6 +11,7 @@ from kubernetes import client
 from componentbase.events import EventBroadcaster
 from componentbase.informers import InformerFactory
 from componentbase.metrics import Metrics
+from componentbase.testing import eventually
 
 from .conftest import cm
 
@@ -36,6 +37,6 @@ def test_list_watch_and_event_calls_are_observed(kube_client: client.ApiClient, 
     broadcaster.new_recorder("c").event(informer.get("default/a") or {}, "Normal", "Seen", "seen")
     assert broadcaster.flush(5)
     broadcaster.shutdown(2)
-    text = metrics.render().decode()
-    assert _count(text, "GET", "200") >= 3  # two list pages and the watch
-    assert _count(text, "POST", "201") == 1  # the event
+    # Two list pages and the watch, counted when its response starts: after the sync, so waited for.
+    eventually(lambda: _count(metrics.render().decode(), "GET", "200") >= 3, 5, what="the watch's GET counted")
+    assert _count(metrics.render().decode(), "POST", "201") == 1  # the event
