@@ -14,10 +14,10 @@ pytest_plugins = ["pytester"]
 
 TIERS = ("unit", "integration", "process")
 
-#: Workers for ``-n auto``: most tests wait on servers, processes and lease timings, so two cores keep three
-#: busy. Four ran the 1,981 tests in 143-148 s against 180 s with three, but on a fresh clone a wall-time bound
-#: (the CLI fuzz test's, now CPU time) failed in one run of three: three until four is clean run after run.
-WORKERS = 3
+#: Workers for ``-n auto``: most tests wait on servers, processes and lease timings, so two cores keep five
+#: busy. Measured on a quiet machine, one run each: three workers 152-163 s (the CPU busy 1.3 cores of 2),
+#: five 129 s (1.75 cores), six 142 s (more CPU lost to contention than waiting won back).
+WORKERS = 5
 
 _status: list[int] = []
 
@@ -40,7 +40,7 @@ _keep_bytecode()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """Three workers, but one per core for ``-m unit``: its tests only compute (two workers on two cores: 13.4 s
+    """Five workers, but one per core for ``-m unit``: its tests only compute (two workers on two cores: 13.4 s
     against 17.1 s in one process, for 770 tests, though each worker imports them all again).
 
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set.
