@@ -83,16 +83,18 @@ def test_importing_the_root_package_from_inside_breaks_the_contract(tree: Path) 
 
 def _imports(path: Path) -> Iterator[tuple[int, str, bool]]:
     """(line, imported module, inside a function) for each import in ``path``."""
-    tree = ast.parse(path.read_text(), str(path))
-    nested = {id(node) for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
-              for node in ast.walk(fn)}
-    for node in ast.walk(tree):
+    # One walk that carries "inside a function" down to the children (walking each function again was 40% of it).
+    stack: list[tuple[ast.AST, bool]] = [(ast.parse(path.read_text(), str(path)), False)]
+    while stack:
+        node, inside = stack.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield node.lineno, alias.name, id(node) in nested
+                yield node.lineno, alias.name, inside
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
-                yield node.lineno, f"{node.module}.{alias.name}", id(node) in nested
+                yield node.lineno, f"{node.module}.{alias.name}", inside
+        inside = inside or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
 
 
 def _private(module: str) -> bool:
