@@ -32,13 +32,24 @@ TOKENS_CSV = f"""{ADMIN},admin,uid-admin,"system:masters"
 POLICY = [{"user": "alice", "verbs": ["get"], "paths": ["/metrics", "/configz", "/version"]}]
 
 
+def _apiserver(folder: Path) -> LoopbackAPIServer:
+    tokens = folder / "tokens.csv"
+    tokens.write_text(TOKENS_CSV)
+    policy = folder / "policy.json"
+    policy.write_text(json.dumps(POLICY))
+    return LoopbackAPIServer(token_auth_file=tokens, authorization_policy_file=policy)
+
+
 @pytest.fixture
 def apiserver(tmp_path: Path) -> Iterator[LoopbackAPIServer]:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(TOKENS_CSV)
-    policy = tmp_path / "policy.json"
-    policy.write_text(json.dumps(POLICY))
-    with LoopbackAPIServer(token_auth_file=tokens, authorization_policy_file=policy) as server:
+    with _apiserver(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def module_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackAPIServer]:
+    """One ``apiserver`` for the tests of a module that only read from it (mark them with one xdist_group)."""
+    with _apiserver(tmp_path_factory.mktemp("apiserver")) as server:
         yield server
 
 

@@ -37,14 +37,24 @@ MARGIN = 1.5
 LIMITS = ServerLimits(header_timeout=DEADLINE, idle_timeout=1.5)
 
 
-@pytest.fixture
-def secure(apiserver: LoopbackAPIServer) -> Iterator[SecureServer]:
+def _secure(apiserver: LoopbackAPIServer) -> Iterator[SecureServer]:
     config = serving_config(apiserver.kubeconfig_path)
     assert config.secure_serving is not None
     config.secure_serving = attrs.evolve(config.secure_serving, limits=LIMITS)
     srv = start_serving(config, threading.Event())
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def secure(apiserver: LoopbackAPIServer) -> Iterator[SecureServer]:
+    yield from _secure(apiserver)
+
+
+@pytest.fixture(scope="module")
+def shared_secure(module_apiserver: LoopbackAPIServer) -> Iterator[SecureServer]:
+    """One server that every malformed request is sent to in turn: each must still get its own answer."""
+    yield from _secure(module_apiserver)
 
 
 def test_slowloris_clients_are_cut_off_at_the_header_deadline_and_healthz_answers_meanwhile(
@@ -90,9 +100,10 @@ def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(secure: 
     (b"POST /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411, b"needs a Content-Length"),
     (b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 431, b"too large"),
 ])
-def test_malformed_requests_get_a_400_class_answer_and_a_close(secure: SecureServer, request_bytes: bytes,
+@pytest.mark.xdist_group("serving-malformed")  # one worker, so one shared_secure
+def test_malformed_requests_get_a_400_class_answer_and_a_close(shared_secure: SecureServer, request_bytes: bytes,
                                                                 status: int, says: bytes) -> None:
-    reply = raw(secure.port, True, request_bytes)
+    reply = raw(shared_secure.port, True, request_bytes)
     assert status_of(reply) == status, reply
     assert says in reply and b"Connection: close" in reply
 
