@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -96,12 +97,12 @@ def test_a_deposed_leader_still_working_sends_no_write_after_its_successor_took_
     accepted: dict[str, list[int]] = {"a": [], "b": []}
     refused: list[str] = []
 
-    def writer(name: str, mgr: Manager, busy_for: float) -> Any:
-        """Writes every 20 ms; ``busy_for`` seconds of work in hand that does not look at ``stop``."""
+    def writer(name: str, mgr: Manager, busy: Callable[[], bool]) -> Any:
+        """Writes every 20 ms; while ``busy()``, work in hand that does not look at ``stop``."""
         def run(stop: threading.Event) -> None:
             objects = ObjectClient(mgr.client, mgr.cache.mapper)
-            until = time.monotonic() + busy_for
-            while not stop.wait(0.02) or time.monotonic() < until:
+            while busy() or not stop.is_set():
+                time.sleep(0.02)  # not stop.wait: once stopped it would return at once and the loop spin
                 try:
                     done = objects.patch(configmap("counter"), {"data": {"writer": name}})
                 except NotLeader:
@@ -111,11 +112,11 @@ def test_a_deposed_leader_still_working_sends_no_write_after_its_successor_took_
         return run
 
     a = Manager(api, leader_election=_election(), identity="a")
-    a.add(writer("a", a, busy_for=6.0))
+    a.add(writer("a", a, busy=lambda: len(accepted["b"]) < 5))  # still at work while its successor writes
     stop_a, thread_a, code_a = _start(a)
     eventually(lambda: accepted["a"], what="the first leader's writes")
     b = Manager(api, leader_election=_election(), identity="b")
-    b.add(writer("b", b, busy_for=0.0))
+    b.add(writer("b", b, busy=lambda: False))
     stop_b, thread_b, code_b = _start(b)
     time.sleep(0.3)  # b is a standby with a synced cache
     kube_apiserver.faults.set(verbs=("update",), resources=("leases",), error_rate=1.0)  # no renewal gets through

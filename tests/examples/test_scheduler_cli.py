@@ -159,24 +159,32 @@ def test_no_profiles_is_required_and_names_unique() -> None:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["--write-config-to={tmp}/config.yaml"]])
-def test_startup_paths_do_not_import_the_kubernetes_client(args: list[str], tmp_path: Path) -> None:
-    args = [a.format(tmp=tmp_path) for a in args]
+def test_startup_paths_do_not_import_the_kubernetes_client(tmp_path: Path) -> None:
+    """``--help``, ``--version`` and ``--write-config-to`` run one after another in one fresh interpreter, each
+    checked on what is imported by then: modules only accumulate, so none missing after a path means that path
+    did not import it either (the plugins' check is before ``--write-config-to``, which loads them)."""
+    paths = [["--help"], ["--version"], [f"--write-config-to={tmp_path}/config.yaml"]]
     probe = (
         "import runpy, sys\n"
-        f"sys.argv = ['kube-scheduler', *{args!r}]\n"
-        "try:\n    runpy.run_module('componentbase_examples.scheduler', run_name='__main__')\n"
-        "except SystemExit as e:\n    code = e.code\n"
-        "print('CODE', code, 'KUBERNETES', any(m.split('.')[0] == 'kubernetes' for m in sys.modules),\n"
-        "      'CATTRS', 'cattrs' in sys.modules,\n"
-        "      'PLUGINS', 'componentbase_examples.scheduler.plugins.noderesourcesfit' in sys.modules)\n"
+        f"for args in {paths!r}:\n"
+        "    sys.argv = ['kube-scheduler', *args]\n"
+        "    try:\n        runpy.run_module('componentbase_examples.scheduler', run_name='__main__')\n"
+        "    except SystemExit as e:\n        code = e.code\n"
+        "    print('ARGS', args[0].split('=')[0], 'CODE', code,\n"
+        "          'KUBERNETES', any(m.split('.')[0] == 'kubernetes' for m in sys.modules),\n"
+        "          'CATTRS', 'cattrs' in sys.modules,\n"
+        "          'PLUGINS', 'componentbase_examples.scheduler.plugins.noderesourcesfit' in sys.modules,\n"
+        "          file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert "CODE 0 KUBERNETES False" in result.stdout, result.stderr
-    if "--help" in args:  # the defaulted config (profiles filled with the plugins' args) needs no config codec
-        assert "CATTRS False" in result.stdout
-    if "--help" in args or "--version" in args:  # the plugins load for validation, not to print help
-        assert "PLUGINS False" in result.stdout
+    lines = {line.split()[1]: line for line in result.stderr.splitlines() if line.startswith("ARGS ")}
+    assert sorted(lines) == ["--help", "--version", "--write-config-to"], result.stderr
+    for args, line in lines.items():
+        assert "CODE 0 KUBERNETES False" in line, result.stderr
+        if args == "--help":  # the defaulted config (profiles filled with the plugins' args) needs no config codec
+            assert "CATTRS False" in line
+        if args in ("--help", "--version"):  # the plugins load for validation, not to print help
+            assert "PLUGINS False" in line
 
 
 @pytest.mark.unit

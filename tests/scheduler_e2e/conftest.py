@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 
 from componentbase.serving import configz
 from componentbase.testing import LoopbackAPIServer, eventually
@@ -23,6 +25,7 @@ from componentbase_examples.scheduler.__main__ import new_command
 from componentbase_examples.scheduler.podinfo import PodInfo, resource_amount
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 
 class Cluster:
@@ -78,6 +81,39 @@ class Cluster:
         eventually(seen, 30, what=f"a {reason} event for {pod}")
         return found
 
+    def wait(self, resource: str, condition: Callable[[dict[str, Obj]], T], timeout: float, *, what: str) -> T:
+        """Wait until ``condition`` holds for the ``resource`` objects by name ("pods" of default, "leases" of
+        kube-system) and return its value: checked on a list, then after each change a watch from that list
+        reports. Nothing is read while nothing changes, where polling read them ten times a second for as long
+        as a process took to start."""
+        lister: Any = {"pods": self.v1.list_namespaced_pod,
+                       "leases": client.CoordinationV1Api(self.api).list_namespaced_lease}[resource]
+        namespace = "kube-system" if resource == "leases" else "default"
+        deadline = time.monotonic() + timeout
+        listing = self._json(lister(namespace, _preload_content=False))
+        objects: dict[str, Obj] = {o["metadata"]["name"]: o for o in listing["items"]}
+        value = condition(objects)
+        if value:
+            return value
+        events = watch.Watch().stream(lister, namespace, resource_version=listing["metadata"]["resourceVersion"],
+                                      timeout_seconds=math.ceil(timeout), _request_timeout=timeout + 10,
+                                      deserialize=False)
+        try:
+            for event in events:
+                obj = event["object"]
+                if event["type"] == "DELETED":
+                    objects.pop(obj["metadata"]["name"], None)
+                elif event["type"] in ("ADDED", "MODIFIED"):
+                    objects[obj["metadata"]["name"]] = obj
+                value = condition(objects)
+                if value or time.monotonic() > deadline:
+                    break
+        finally:
+            events.close()
+        if not value:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}: last {value!r}")
+        return value
+
     def lease_holder(self, name: str = "kube-scheduler", namespace: str = "kube-system") -> str:
         try:
             lease = self._json(client.CoordinationV1Api(self.api).read_namespaced_lease(
@@ -112,6 +148,16 @@ class Cluster:
             for resource, amount in totals.items():
                 assert amount <= resource_amount(resource, alloc.get(resource, "0")), \
                     f"node {name} overcommitted on {resource}: {amount} > {alloc.get(resource)}"
+
+
+def bound(pods: dict[str, Obj]) -> dict[str, str]:
+    """Pod name to node name, for the bound ones of ``pods`` (as ``Cluster.wait`` passes them)."""
+    return {n: p["spec"]["nodeName"] for n, p in pods.items() if p["spec"].get("nodeName")}
+
+
+def holder(leases: dict[str, Obj], name: str = "kube-scheduler") -> str:
+    """The holder of lease ``name`` among ``leases`` (as ``Cluster.wait`` passes them), or ""."""
+    return str((leases.get(name) or {}).get("spec", {}).get("holderIdentity") or "")
 
 
 @pytest.fixture

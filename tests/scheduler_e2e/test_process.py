@@ -9,18 +9,17 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from componentbase.testing import LoopbackAPIServer, eventually
 from tests.scheduler.builders import node, pod
 
-from .conftest import Cluster
+from .conftest import Cluster, bound, holder
 
 #: Waits cover a fresh interpreter importing the client on a busy machine.
 pytestmark = [pytest.mark.process, pytest.mark.timeout(150)]
-
-pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 LD, RD, RP = 2.0, 1.5, 0.2
@@ -93,9 +92,9 @@ def test_the_process_schedules_and_stops_cleanly(kube_apiserver: LoopbackAPIServ
     for i in range(12):
         cluster.create(pod(f"p{i}", cpu="400m"))
     procs.append(Proc(f"--kubeconfig={kube_apiserver.kubeconfig_path}", "--leader-elect=false"))
-    eventually(lambda: len(cluster.bound()) == 12, timeout=45, what="the process binding all pods")
+    cluster.wait("pods", lambda pods: len(bound(pods)) == 12, 45, what="the process binding all pods")
     cluster.create(pod("late", cpu="400m"))
-    eventually(lambda: cluster.node_of("late"), timeout=30, what="a pod created while running bound")
+    cluster.wait("pods", lambda pods: bound(pods).get("late"), 30, what="a pod created while running bound")
     cluster.assert_no_overcommit()
     code, err = procs[0].terminate()
     assert code == 0, err[-3000:]
@@ -110,16 +109,15 @@ def test_with_leader_election_only_the_leader_schedules_and_a_standby_takes_over
              "--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
              "--leader-elect-retry-period=200ms")
     procs.append(Proc(*flags))
-    eventually(lambda: cluster.lease_holder(), timeout=45, what="a leader")
-    first = cluster.lease_holder()
+    first = cluster.wait("leases", holder, 45, what="a leader")
     procs.append(Proc(*flags))
     cluster.create(pod("before", cpu="100m"))
-    eventually(lambda: cluster.node_of("before") == "n0", timeout=45, what="the leader binding a pod")
+    cluster.wait("pods", lambda pods: bound(pods).get("before") == "n0", 45, what="the leader binding a pod")
     code, err = procs[0].terminate()  # releases the lease: the standby takes over at once
     assert code == 0, err[-3000:]
-    eventually(lambda: cluster.lease_holder() not in ("", first), timeout=30, what="the standby leading")
+    cluster.wait("leases", lambda leases: holder(leases) not in ("", first), 30, what="the standby leading")
     cluster.create(pod("after", cpu="100m"))
-    eventually(lambda: cluster.node_of("after") == "n0", timeout=30, what="the new leader binding a pod")
+    cluster.wait("pods", lambda pods: bound(pods).get("after") == "n0", 30, what="the new leader binding a pod")
     code, err = procs[1].terminate()
     assert code == 0, err[-3000:]
     acquired = err.index("successfully acquired lease kube-system/kube-scheduler")
@@ -132,11 +130,11 @@ def _fenced_config(server: LoopbackAPIServer, tmp_path: Path, replica: str) -> s
     return f"--config={path}"
 
 
-def _bound_by(cluster: Cluster) -> dict[str, list[int]]:
-    """The resourceVersions of the bindings each replica made (a bound pod is written only by its binding)."""
-    nodes = {name: n["metadata"]["labels"]["replica"] for name, n in cluster.nodes().items()}
+def _bound_by(nodes: dict[str, str], pods: dict[str, dict[str, Any]]) -> dict[str, list[int]]:
+    """The resourceVersions of the bindings each replica made (a bound pod is written only by its binding), from
+    the replica label of each node (``nodes``) and the ``pods`` by name."""
     by: dict[str, list[int]] = {"a": [], "b": []}
-    for p in cluster.pods().values():
+    for p in pods.values():
         if p["spec"].get("nodeName"):
             by[nodes[p["spec"]["nodeName"]]].append(int(p["metadata"]["resourceVersion"]))
     return by
@@ -152,9 +150,9 @@ def test_a_deposed_leader_sends_none_of_its_queued_bindings(kube_apiserver: Loop
     for replica in "ab":
         for i in range(2):
             cluster.create(node(f"{replica}{i}", cpu="32", memory="64Gi", labels={"replica": replica}))
+    nodes = {name: n["metadata"]["labels"]["replica"] for name, n in cluster.nodes().items()}
     procs.append(Proc(_fenced_config(kube_apiserver, tmp_path, "a")))
-    eventually(cluster.lease_holder, timeout=20, what="replica a leading")
-    first = cluster.lease_holder()
+    first = cluster.wait("leases", holder, 20, what="replica a leading")
     procs.append(Proc(_fenced_config(kube_apiserver, tmp_path, "b")))
     eventually(lambda: "attempting to acquire leader lease" in procs[1].log(), timeout=60,
                what="replica b synced and campaigning")
@@ -163,11 +161,12 @@ def test_a_deposed_leader_sends_none_of_its_queued_bindings(kube_apiserver: Loop
     for i in range(12):
         cluster.create(pod(f"only-a-{i}", cpu="100m", nodeSelector={"replica": "a"}))
         cluster.create(pod(f"any-{i}", cpu="100m"))
-    eventually(lambda: _bound_by(cluster)["a"], timeout=20, what="the leader's first binding")
+    cluster.wait("pods", lambda pods: _bound_by(nodes, pods)["a"], 20, what="the leader's first binding")
     procs[0].p.send_signal(signal.SIGSTOP)
-    eventually(lambda: cluster.lease_holder() not in ("", first), timeout=10, what="the standby leading")
-    eventually(lambda: _bound_by(cluster)["b"], timeout=10, what="the new leader's first binding")
-    assert len(_bound_by(cluster)["a"]) <= 4, "the old leader had too few bindings queued to prove anything"
+    cluster.wait("leases", lambda leases: holder(leases) not in ("", first), 10, what="the standby leading")
+    cluster.wait("pods", lambda pods: _bound_by(nodes, pods)["b"], 10, what="the new leader's first binding")
+    assert len(_bound_by(nodes, cluster.pods())["a"]) <= 4, \
+        "the old leader had too few bindings queued to prove anything"
     procs[0].p.send_signal(signal.SIGCONT)
     try:
         procs[0].p.wait(timeout=15)
@@ -176,9 +175,9 @@ def test_a_deposed_leader_sends_none_of_its_queued_bindings(kube_apiserver: Loop
     code, err = procs[0].terminate()
     assert code == 1, err[-3000:]
     assert "leaderelection lost" in err and "Traceback" not in err, err[-3000:]
-    eventually(lambda: all(f"any-{i}" in cluster.bound() for i in range(12)), timeout=20,
-               what="the new leader binding the pods it can")
-    by = _bound_by(cluster)
+    cluster.wait("pods", lambda pods: all(f"any-{i}" in bound(pods) for i in range(12)), 20,
+                 what="the new leader binding the pods it can")
+    by = _bound_by(nodes, cluster.pods())
     late = sum(rv > min(by["b"]) for rv in by["a"])
     assert late == 0, f"the deposed leader bound {late} pods after its successor's first binding"
     cluster.assert_no_overcommit()
@@ -196,11 +195,11 @@ def test_sigterm_in_the_first_second_of_leading_releases_the_lease_at_once(
     for i in range(20):
         cluster.create(pod(f"p{i}", cpu="100m"))
     procs.append(Proc(_fenced_config(kube_apiserver, tmp_path, "a"), "-v=2"))
-    eventually(cluster.lease_holder, timeout=20, what="the replica leading")
+    cluster.wait("leases", holder, 20, what="the replica leading")
     time.sleep(after)  # the moment to stop it at: no condition to wait for
     stopped = time.monotonic()
     procs[0].p.send_signal(signal.SIGTERM)
-    eventually(lambda: cluster.lease_holder() == "", timeout=5, what="the lease released")
+    cluster.wait("leases", lambda leases: holder(leases) == "", 5, what="the lease released")
     released = time.monotonic() - stopped
     code = procs[0].p.wait(timeout=15)  # not terminate(): a second SIGTERM means "exit now", with 1
     err = procs[0].log()
