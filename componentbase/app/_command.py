@@ -36,6 +36,7 @@ from componentbase.logs import (
 from componentbase.serving import configz
 from componentbase.util import version
 from componentbase.util._plugins import new_plugin_manager
+from componentbase.util.field import AggregateError
 
 __all__ = ["Command", "RunFunc", "print_flags"]
 
@@ -194,9 +195,9 @@ class Command:
             for found in self.plugins.hook.componentbase_validate(options=self.options):
                 errors.extend(found or [])
         if errors:
-            for problem in errors:
-                for line in str(problem).split("\n"):
-                    err.write(f"Error: {_printable(line)}\n")
+            for problem in errors:  # one line per error: a newline in a key of the user's file is escaped
+                for one in problem.errors if isinstance(problem, AggregateError) else [problem]:
+                    err.write(f"Error: {_printable(str(one))}\n")
             return 1
         if isinstance(self.options, ComponentOptions) and self.options.write_config_to:
             return self._write_config(self.options, err)
