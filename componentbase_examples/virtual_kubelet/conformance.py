@@ -1,7 +1,8 @@
 """A provider's conformance tests, to import into its own test suite (upstream's importable e2e suite).
 
 Subclass ``ProviderConformance`` in a pytest module, name the provider and the plugins that offer it, and
-pytest runs every test below against a loopback API server with the virtual kubelet in-process::
+pytest runs every test below against a loopback API server with the virtual kubelet in-process (one
+node per subclass, each test on pods of its own)::
 
     from componentbase_examples.virtual_kubelet.conformance import ProviderConformance
     import mypackage.provider
@@ -11,7 +12,7 @@ pytest runs every test below against a loopback API server with the virtual kube
         provider = "mine"
         provider_config = "region: test\\n"  # the --provider-config file's text, if it takes one
 
-        def config_text(self, tmp_path):  # or per test, e.g. to give each test its own folder
+        def config_text(self, tmp_path):  # or per node, e.g. to give it a folder of its own
             return f"region: test\\nstateDir: {tmp_path}\\n"
 
 The tests check what the cluster sees of a provider (the node registers Ready with the capacity the provider
@@ -69,6 +70,8 @@ class ConformanceNode:
         self.timeout = timeout
         self.api = server.api_client()
         self.core: Any = client.CoreV1Api(self.api)
+        self._thread: threading.Thread | None = None  # the virtual kubelet's, once it runs
+        self._err = io.StringIO()  # its log
 
     @property
     def provider(self) -> Any:
@@ -111,43 +114,56 @@ class ProviderConformance:
     timeout: ClassVar[float] = 30.0
 
     def config_text(self, tmp_path: Path) -> str | None:
-        """The ``--provider-config`` file's text for one test (``tmp_path`` is the test's own folder)."""
+        """The ``--provider-config`` file's text for the class's node (``tmp_path`` is the node's own folder)."""
         return self.provider_config
 
-    @pytest.fixture
-    def node(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConformanceNode]:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def conformance_node(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConformanceNode]:
+        """One virtual kubelet (and API server) for the class's tests, each of which makes pods of its own
+        (``node`` deletes them after it): a node per test cost a start and a stop each time."""
         from componentbase_examples.virtual_kubelet.__main__ import new_command
 
-        monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
-        command = new_command(self.plugins)
+        command = new_command(cls.plugins)
         installed = installed_providers(command.plugins)
-        assert self.provider in installed, f"no provider {self.provider!r}: the plugins offer {sorted(installed)}"
-        capture = _Capture(installed[self.provider])
+        assert cls.provider in installed, f"no provider {cls.provider!r}: the plugins offer {sorted(installed)}"
+        capture = _Capture(installed[cls.provider])
         command.plugins.register(capture)
         args = [f"--provider={NODE}", f"--nodename={NODE}", f"--listen-port={free_port()}", "--metrics-addr="]
-        text = self.config_text(tmp_path)
+        folder = tmp_path_factory.mktemp("conformance")
+        text = cls().config_text(folder)  # an instance, as pytest makes one for each test
         if text is not None:
-            config = tmp_path / "provider.yaml"
+            config = folder / "provider.yaml"
             config.write_text(text)
             args.append(f"--provider-config={config}")
-        with LoopbackAPIServer() as server:
+        with pytest.MonkeyPatch.context() as monkeypatch, LoopbackAPIServer() as server:
+            monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
             args.append(f"--kubeconfig={server.kubeconfig_path}")
             stop, err, code = threading.Event(), io.StringIO(), []
             thread = threading.Thread(target=lambda: code.append(command.execute(
                 args, stdout=io.StringIO(), stderr=err, stop=stop)), name="virtual-kubelet-under-test", daemon=True)
             thread.start()
-            running = ConformanceNode(server, capture, self.timeout)
+            running = ConformanceNode(server, capture, cls.timeout)
+            running._thread, running._err = thread, err
             try:
-                eventually(lambda: _ready(running) or (not thread.is_alive() and _failed(err)), self.timeout,
+                eventually(lambda: _ready(running) or (not thread.is_alive() and _failed(err)), cls.timeout,
                            what=f"node {NODE} Ready")
                 yield running
-                _delete_all(running)  # what the test created: a provider's processes may outlive its kubelet
             finally:
                 stop.set()
-                thread.join(self.timeout)
+                thread.join(cls.timeout)
                 running.api.close()
             assert not thread.is_alive(), "the virtual kubelet did not stop"
             assert code == [0], err.getvalue()[-2000:]
+
+    @pytest.fixture
+    def node(self, conformance_node: ConformanceNode) -> Iterator[ConformanceNode]:
+        """The class's node, running; the pods the test made are deleted after it (a provider's processes may
+        outlive its kubelet), so the next test starts from a provider holding none."""
+        if conformance_node._thread is not None and not conformance_node._thread.is_alive():
+            _failed(conformance_node._err)
+        yield conformance_node
+        _delete_all(conformance_node)
 
     def test_the_node_registers_ready_with_the_providers_capacity(self, node: ConformanceNode) -> None:
         status = node.api.sanitize_for_serialization(node.core.read_node(NODE))["status"]

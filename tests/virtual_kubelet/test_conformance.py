@@ -8,7 +8,9 @@ import pytest
 
 from componentbase_examples.virtual_kubelet.conformance import ProviderConformance
 
-pytestmark = pytest.mark.process  # the process provider runs its containers as child processes
+#: The process provider runs its containers as child processes. One node per class (the suite's class-scoped
+#: fixture): the module stays on one worker.
+pytestmark = [pytest.mark.process, pytest.mark.xdist_group("vk-conformance")]
 
 
 class TestMockProvider(ProviderConformance):
@@ -19,4 +21,4 @@ class TestProcessProvider(ProviderConformance):
     provider = "process"
 
     def config_text(self, tmp_path: Path) -> str:
-        return f"root: {tmp_path / 'root'}\n"  # each test its own pods' folder: none is taken up by the next
+        return f"root: {tmp_path / 'root'}\n"  # the node's own pods' folder: none is taken up by another

@@ -27,9 +27,10 @@ from tests.serving.hostile import (
     slowloris,
     status_of,
 )
-from tests.virtual_kubelet.conftest import ADMIN, free_ports, new_provider
+from tests.virtual_kubelet.conftest import ADMIN, authorizing_server, free_ports, new_provider
 
-pytestmark = pytest.mark.integration
+#: One virtual kubelet API (``ports``) for the module: its tests run on the worker that started it.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("vk-kubelet-api")]
 
 DEADLINE = 1.0
 MARGIN = 1.5
@@ -56,26 +57,36 @@ class Ports:
     metrics: int
 
 
-@pytest.fixture
-def ports(apiserver: LoopbackAPIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ports]:
-    """The virtual kubelet's two ports, started by its own serving glue with a 1 s header deadline."""
-    monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
-    api, metrics = free_ports(2)
-    opts = VirtualKubeletOptions(kubeconfig=apiserver.kubeconfig_path, listen_port=api,
-                                 metrics_addr=f"127.0.0.1:{metrics}")
-    config: Any = opts.config()
-    config.metrics = Metrics()
-    config.kubelet_serving = attrs.evolve(
-        config.kubelet_serving, limits=componentbase.serving.ServerLimits(header_timeout=DEADLINE))
-    node = SimpleNamespace(provider=new_provider(lambda ctx: Logs()), pod_informer=None, name="vk",
-                           ready=threading.Event())
-    node.ready.set()
-    stop = kubelet_server(config)(node, threading.Event())  # type: ignore[arg-type]
-    try:
-        yield Ports(api, metrics)
-    finally:
-        stop()
-        config.client.close()
+@pytest.fixture(scope="module")
+def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackAPIServer]:
+    """One server per module (tests/virtual_kubelet/conftest.py's ``authorizing_server``), for ``ports``."""
+    with authorizing_server(tmp_path_factory.mktemp("apiserver")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def ports(apiserver: LoopbackAPIServer) -> Iterator[Ports]:
+    """The virtual kubelet's two ports, started by its own serving glue with a 1 s header deadline; one pair for
+    the module: its tests only make requests of their own (a server and certificates per test cost more than
+    most of them)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("VKUBELET_POD_IP", "127.0.0.1")
+        api, metrics = free_ports(2)
+        opts = VirtualKubeletOptions(kubeconfig=apiserver.kubeconfig_path, listen_port=api,
+                                     metrics_addr=f"127.0.0.1:{metrics}")
+        config: Any = opts.config()
+        config.metrics = Metrics()
+        config.kubelet_serving = attrs.evolve(
+            config.kubelet_serving, limits=componentbase.serving.ServerLimits(header_timeout=DEADLINE))
+        node = SimpleNamespace(provider=new_provider(lambda ctx: Logs()), pod_informer=None, name="vk",
+                               ready=threading.Event())
+        node.ready.set()
+        stop = kubelet_server(config)(node, threading.Event())  # type: ignore[arg-type]
+        try:
+            yield Ports(api, metrics)
+        finally:
+            stop()
+            config.client.close()
 
 
 def request(port: int, method: str, path: str, token: str | None = ADMIN, tls: bool = True) -> bytes:

@@ -102,39 +102,61 @@ def _pid(kube: Kube, name: str) -> int:
 
 
 def test_sigkilled_and_restarted_under_20_never_pods_runs_each_once_and_reports_what_ended_meanwhile(
-        vk: VirtualKubelet, kube: Kube, tmp_path: Path) -> None:
+        vk: VirtualKubelet, kube: Kube, apiserver: LoopbackAPIServer, tmp_path: Path) -> None:
+    """While it is gone, the node lifecycle controller (``NodeLifecycle``, kube-controller-manager's part on a
+    cluster; its grace period passes on a fake clock) turns the node Unknown and the pods not Ready, which
+    stay Running; once it is back the node is Ready again without the unreachable taints and the pods still
+    running are Ready again. (That was a test of its own, with two virtual kubelet processes more.)"""
     runs, go = tmp_path / "runs", tmp_path / "go"
     runs.mkdir()
     go.mkdir()
     names = [f"job-{i}" for i in range(20)]
-    first = vk.start()
-    eventually(lambda: ready(kube.node()) or first.poll() is not None, 60, what="the node to be Ready")
-    for name in names:
-        kube.create_pod(name, [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
-                                "args": [name, str(runs), str(go)]}], restartPolicy="Never")
-    eventually(lambda: all(_container(kube, n).get("state", {}).get("running") for n in names), 90,
-               what="all 20 pods to run")
-    pids = {name: _pid(kube, name) for name in names}
+    clock = FakeClock()
+    # Its passes only matter after the clock steps: a few a second keep the waits below short.
+    with NodeLifecycle(apiserver, grace_period=40, monitor_period=0.2, clock=clock) as lifecycle:
+        first = vk.start()
+        eventually(lambda: ready(kube.node()) or first.poll() is not None, 60, what="the node to be Ready")
+        for name in names:
+            kube.create_pod(name, [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
+                                    "args": [name, str(runs), str(go)]}], restartPolicy="Never")
+        eventually(lambda: all(_container(kube, n).get("state", {}).get("running") for n in names), 90,
+                   what="all 20 pods to run")
+        eventually(lambda: all(_ready(kube.pod(n)) == "True" for n in names), 30, what="the pods to be Ready")
+        pids = {name: _pid(kube, name) for name in names}
 
-    first.send_signal(signal.SIGKILL)
-    first.wait(10)
-    assert all(psutil.pid_exists(pid) for pid in pids.values()), "a container died with the virtual kubelet"
-    ended = {name: i for i, name in enumerate(names[:10])}  # exit codes 0..9, written while no one watches
-    for name, code in ended.items():
-        _release(go / name, code)
-    eventually(lambda: not any(psutil.pid_exists(pids[n]) for n in ended), 20, what="ten containers to exit")
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        assert all(psutil.pid_exists(pid) for pid in pids.values()), "a container died with the virtual kubelet"
+        lifecycle.sync()  # its last heartbeat, seen now
+        clock.step(41)
+        node = eventually(lambda: (n := kube.node()) and _ready(n) == "Unknown" and n, 10,
+                          what="the node to turn Unknown")
+        assert next(c for c in node["status"]["conditions"] if c["type"] == "Ready")["reason"] == "NodeStatusUnknown"
+        eventually(lambda: all(_ready(kube.pod(n)) == "False" for n in names), 30,
+                   what="the pods to stop being Ready")
+        # Their processes still run: only Ready is withdrawn.
+        assert all(_status(kube, n)["phase"] == "Running" for n in names)
 
-    second = vk.start()
-    eventually(lambda: all(_status(kube, n).get("phase") in ("Succeeded", "Failed") for n in ended), 60,
-               what="the pods that ended meanwhile to be reported")
-    for name, code in ended.items():
-        state = _container(kube, name)["state"]["terminated"]
-        assert (state["exitCode"], state["reason"]) == (code, "Completed" if code == 0 else "Error"), name
-        assert _status(kube, name)["phase"] == ("Succeeded" if code == 0 else "Failed")
-    for name in names[10:]:  # still running: the same process, taken up again
-        assert _status(kube, name)["phase"] == "Running"
-        assert _container(kube, name)["state"].get("running") and _pid(kube, name) == pids[name]
-    assert second.poll() is None
+        ended = {name: i for i, name in enumerate(names[:10])}  # exit codes 0..9, written while no one watches
+        for name, code in ended.items():
+            _release(go / name, code)
+        eventually(lambda: not any(psutil.pid_exists(pids[n]) for n in ended), 20, what="ten containers to exit")
+
+        second = vk.start()
+        eventually(lambda: all(_status(kube, n).get("phase") in ("Succeeded", "Failed") for n in ended), 60,
+                   what="the pods that ended meanwhile to be reported")
+        for name, code in ended.items():
+            state = _container(kube, name)["state"]["terminated"]
+            assert (state["exitCode"], state["reason"]) == (code, "Completed" if code == 0 else "Error"), name
+            assert _status(kube, name)["phase"] == ("Succeeded" if code == 0 else "Failed")
+        for name in names[10:]:  # still running: the same process, taken up again
+            assert _status(kube, name)["phase"] == "Running"
+            assert _container(kube, name)["state"].get("running") and _pid(kube, name) == pids[name]
+        eventually(lambda: _ready(kube.node()) == "True" and not (kube.node() or {})["spec"].get("taints", [])[1:],
+                   60, what="the node to be Ready again, without the unreachable taints")
+        eventually(lambda: all(_ready(kube.pod(n)) == "True" for n in names[10:]), 60,
+                   what="the pods still running to be Ready again")
+        assert second.poll() is None
 
     for i, name in enumerate(names[10:]):
         _release(go / name, 20 + i)
@@ -192,39 +214,6 @@ def test_restart_count_goes_on_across_restarts_and_a_reused_pid_is_not_adopted(
         stranger.kill()
         stranger.wait()
     assert second.poll() is None
-    vk.stop()
-
-
-def test_a_virtual_kubelet_gone_for_good_leaves_its_node_not_ready_and_its_pods_not_ready_until_it_returns(
-        vk: VirtualKubelet, kube: Kube, apiserver: LoopbackAPIServer, tmp_path: Path) -> None:
-    """The node lifecycle controller's part is played by ``NodeLifecycle`` (kube-controller-manager's on a
-    cluster); its grace period passes on a fake clock once the virtual kubelet is killed."""
-    runs, go = tmp_path / "runs", tmp_path / "go"
-    runs.mkdir()
-    go.mkdir()
-    clock = FakeClock()
-    with NodeLifecycle(apiserver, grace_period=40, monitor_period=0.05, clock=clock) as lifecycle:
-        first = vk.start()
-        eventually(lambda: ready(kube.node()) or first.poll() is not None, 60, what="the node to be Ready")
-        kube.create_pod("web", [{"name": "c", "image": "none", "command": [sys.executable, "-c", SCRIPT],
-                                 "args": ["web", str(runs), str(go)]}], restartPolicy="Never")
-        eventually(lambda: _ready(kube.pod("web")) == "True", 30, what="the pod to be Ready")
-        first.send_signal(signal.SIGKILL)
-        first.wait(10)
-        lifecycle.sync()  # its last heartbeat, seen now
-        clock.step(41)
-        node = eventually(lambda: (n := kube.node()) and _ready(n) == "Unknown" and n, 10,
-                          what="the node to turn Unknown")
-        assert next(c for c in node["status"]["conditions"] if c["type"] == "Ready")["reason"] == "NodeStatusUnknown"
-        eventually(lambda: _ready(kube.pod("web")) == "False", 10, what="the pod to stop being Ready")
-        assert _status(kube, "web")["phase"] == "Running"  # its process still runs: only Ready is withdrawn
-
-        second = vk.start()
-        eventually(lambda: _ready(kube.node()) == "True" and not (kube.node() or {})["spec"].get("taints", [])[1:],
-                   60, what="the node to be Ready again, without the unreachable taints")
-        eventually(lambda: _ready(kube.pod("web")) == "True", 60, what="the pod to be Ready again")
-        assert (runs / "web").read_text() == "run\n"
-        assert second.poll() is None
     vk.stop()
 
 

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -63,12 +64,26 @@ def test_sigterm_during_start_up_exits_0_without_a_traceback(apiserver: Loopback
         assert kube.node() is None  # it stopped before registering anything
 
 
-def test_sigterm_once_ready_marks_the_node_not_ready(apiserver: LoopbackAPIServer, kube: Kube) -> None:
-    proc = _start(apiserver)
+def test_a_process_runs_a_pod_and_sigterm_once_ready_marks_the_node_not_ready(apiserver: LoopbackAPIServer,
+                                                                             kube: Kube) -> None:
+    """The command as a process of its own, serving metrics too: it runs a pod and records its Event from its
+    event sender; SIGTERM then stops it cleanly (``_terminate``) and the node is left NotReady. (Also what
+    test_cli's end-to-end subprocess test checked, on a process of its own.)"""
+    metrics, = free_ports(1)
+    proc = _start(apiserver, f"--metrics-addr=127.0.0.1:{metrics}", "--startup-timeout=30s")
     senders: list[int] = []
     try:
         eventually(lambda: ready(kube.node()) or proc.poll() is not None, 30, what="the node to be Ready")
+        assert proc.poll() is None
+        kube.create_pod("web", [{"name": "c", "image": "nginx"}])
+        eventually(lambda: kube.phase("web") == "Running", 10, what="the pod to run")
+        eventually(lambda: any(e["reason"] == "ProviderCreateSuccess" and e["involvedObject"]["name"] == "web"
+                             for e in kube.events()), 30, what="the ProviderCreateSuccess event")
+        # The app records its Events from a child process, off the GIL of the status writes.
         senders = _children(proc.pid)
+        assert senders, "no event sender process"
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=10) as resp:
+            assert resp.status == 200  # the last --metrics-addr counts
     finally:
         _terminate(proc, senders)
     ready_cond = next(c for c in kube.node()["status"]["conditions"] if c["type"] == "Ready")
