@@ -3,7 +3,7 @@
 The venv gets the wheel alone (``--no-deps``); its dependencies come from this test environment through a
 ``.pth`` line naming our site-packages, which adds the folder to ``sys.path`` but does not run the ``.pth``
 files in it, so the editable install of the checkout stays out and every import of ``componentbase`` and
-``componentbase_examples`` must come from the wheel. Build and install take about 5 s here; no network.
+``componentbase_examples`` must come from the wheel. Build and install take about 3 s here; no network.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,17 +47,24 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 60, **env: str) -> subproce
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel of a copy of the checkout (so the build's build/ and egg-info never land in the tree)."""
+    """The wheel of a copy of the checkout (so the build's build/ and egg-info never land in the tree).
+
+    Built as a PEP 517 frontend builds it, without build isolation: the ``build-backend`` that pyproject.toml
+    names, its ``build_wheel`` hook called in a fresh interpreter whose working directory is the source
+    tree. ``pip wheel`` calls the same hook (the wheel's files are byte for byte the same), but first starts
+    pip and runs the backend a second time for the metadata: 1.5 s of CPU against 0.6 s here."""
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     for package in ("componentbase", "componentbase_examples"):
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
     dist = tmp_path_factory.mktemp("dist")
-    done = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                 str(dist), str(src)], cwd=src, timeout=120)
+    backend = tomllib.loads((src / "pyproject.toml").read_text())["build-system"]["build-backend"]
+    hook = f"import importlib, sys; print(importlib.import_module({backend!r}).build_wheel(sys.argv[1]))"
+    done = _run([sys.executable, "-c", hook, str(dist)], cwd=src, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     (found,) = dist.glob("componentbase-*.whl")
+    assert done.stdout.splitlines()[-1] == found.name  # the hook returns the basename of the wheel it wrote
     return found
 
 
