@@ -8,6 +8,7 @@ files in it, so the editable install of the checkout stays out and every import 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -45,20 +46,21 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 60, **env: str) -> subproce
                           env={**environ, "COLUMNS": "200", **env})
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _build_wheel(folder: Path) -> Path:
     """The wheel of a copy of the checkout (so the build's build/ and egg-info never land in the tree).
 
     Built as a PEP 517 frontend builds it, without build isolation: the ``build-backend`` that pyproject.toml
     names, its ``build_wheel`` hook called in a fresh interpreter whose working directory is the source
     tree. ``pip wheel`` calls the same hook (the wheel's files are byte for byte the same), but first starts
     pip and runs the backend a second time for the metadata: 1.5 s of CPU against 0.6 s here."""
-    src = tmp_path_factory.mktemp("src")
+    src = folder / "src"
+    src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     for package in ("componentbase", "componentbase_examples"):
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
-    dist = tmp_path_factory.mktemp("dist")
+    dist = folder / "dist"
+    dist.mkdir()
     backend = tomllib.loads((src / "pyproject.toml").read_text())["build-system"]["build-backend"]
     hook = f"import importlib, sys; print(importlib.import_module({backend!r}).build_wheel(sys.argv[1]))"
     done = _run([sys.executable, "-c", hook, str(dist)], cwd=src, timeout=120)
@@ -68,10 +70,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-@pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _install(wheel: Path, root: Path) -> Path:
     """A fresh venv holding the wheel; its ``bin`` folder."""
-    root = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=60)
     python = root / "bin" / "python"
     done = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
@@ -80,6 +80,43 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root)
     Path(purelib.stdout.strip(), "test-environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return root / "bin"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the wheel, the ``bin`` folder of a venv holding it), made once per test run.
+
+    The tests only read them, so xdist workers share one build: the first worker to need them builds them
+    in the run's temporary folder while holding a lock there, the others wait for it and reuse them
+    (pytest-xdist's recipe for a fixture made once per run). The xdist_group mark above does not keep this
+    module on one worker with pytest 9 (pytest-xdist 3.8 renames the test ids through ``Item._nodeid``,
+    which pytest 9 no longer reads), and every worker building its own cost 3-5 s of CPU each."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        folder = tmp_path_factory.mktemp("wheel")
+        wheel = _build_wheel(folder)
+        return wheel, _install(wheel, folder / "venv")
+    shared = tmp_path_factory.getbasetemp().parent / "componentbase-wheel"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        ready = shared / "ready"
+        if not ready.exists():
+            shutil.rmtree(shared, ignore_errors=True)  # what a worker that failed half-way left
+            shared.mkdir()
+            wheel = _build_wheel(shared)
+            _install(wheel, shared / "venv")
+            ready.write_text(wheel.name)
+        return shared / "dist" / ready.read_text(), shared / "venv" / "bin"
+
+
+@pytest.fixture(scope="module")
+def wheel(built: tuple[Path, Path]) -> Path:
+    return built[0]
+
+
+@pytest.fixture(scope="module")
+def venv(built: tuple[Path, Path]) -> Path:
+    """The ``bin`` folder of a fresh venv holding the wheel."""
+    return built[1]
 
 
 def test_the_wheel_holds_the_library_and_the_examples_and_no_other_top_level_package(wheel: Path) -> None:
