@@ -25,8 +25,9 @@ import pytest
 
 from componentbase.testing import eventually
 
-#: Building and installing the wheel, then five scripts three times each: slow on a loaded machine.
-pytestmark = [pytest.mark.process, pytest.mark.xdist_group("wheel"), pytest.mark.timeout(240)]
+#: Building and installing the wheel, then five scripts three times each: slow on a loaded machine. No xdist_group:
+#: the tests share one build wherever they run (``built``), so the demo and the scripts can run side by side.
+pytestmark = [pytest.mark.process, pytest.mark.timeout(240)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,9 +89,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
     The tests only read them, so xdist workers share one build: the first worker to need them builds them
     in the run's temporary folder while holding a lock there, the others wait for it and reuse them
-    (pytest-xdist's recipe for a fixture made once per run). The xdist_group mark above does not keep this
-    module on one worker with pytest 9 (pytest-xdist 3.8 renames the test ids through ``Item._nodeid``,
-    which pytest 9 no longer reads), and every worker building its own cost 3-5 s of CPU each."""
+    (pytest-xdist's recipe for a fixture made once per run). So the module needs no xdist_group to build
+    once: with pytest 9.2 that mark kept nothing together (pytest-xdist#1386) and each worker that got one of
+    these tests built and installed its own, 3-5 s of CPU each under load."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         folder = tmp_path_factory.mktemp("wheel")
         wheel = _build_wheel(folder)
