@@ -212,7 +212,9 @@ def test_the_virtual_kubelet_runs_in_cluster_with_the_manifests_permissions(
             return any(c.type == "Ready" and c.status == "True" for c in conditions)
 
         eventually(ready, timeout=90, ignoring=(client.ApiException,), what="the node Ready")
-        lease = client.CoordinationV1Api(api).read_namespaced_lease(name, "kube-node-lease")
+        # The Lease may come a moment after the Ready condition (seen under load: 404 when read at once).
+        lease = eventually(lambda: client.CoordinationV1Api(api).read_namespaced_lease(name, "kube-node-lease"),
+                           timeout=30, ignoring=(client.ApiException,), what="the node's Lease")
         assert lease.spec.holder_identity == name
         body = pod("runs-here", "default-scheduler")
         body["spec"]["nodeName"] = name
