@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+import psutil
 import pytest
 from kubernetes import client
 
@@ -144,12 +145,22 @@ def test_a_killed_child_is_replaced_by_a_thread_with_one_line(kube_client: clien
     b = process_broadcaster
     pid = b.sender_pid
     assert pid is not None
+    assert b.wait_ready(30)
+    # A SIGTERM to the whole process group (a shell, systemd) reaches the child too: the parent decides.
+    os.kill(pid, signal.SIGTERM)
+    b.new_recorder("c").event(POD, "Normal", "R", "after a SIGTERM to the child")
+    assert b.flush(30)
+    assert b.sender_pid == pid and psutil.pid_exists(pid)
+    feeders = [t for t in threading.enumerate() if t.name == "event-sender-feed"]
     os.kill(pid, signal.SIGKILL)
     eventually(lambda: any("event sender process exited" in r.getMessage() for r in caplog.records),
                what="the log line")
+    # The thread that fed the child ends with it, close() or not (it once waited forever, holding up exit).
+    eventually(lambda: not any(t.is_alive() for t in feeders), 5, what="the feeder thread to end")
     b.new_recorder("c").event(POD, "Normal", "R", "after the child died")
     assert b.flush(30)
-    assert [e["message"] for e in list_events(kube_client)] == ["after the child died"]
+    assert [e["message"] for e in list_events(kube_client)] == ["after a SIGTERM to the child",
+                                                                 "after the child died"]
     assert len([r for r in caplog.records if "event sender process exited" in r.getMessage()]) == 1
 
 

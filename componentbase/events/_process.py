@@ -220,8 +220,12 @@ class ProcessSender:
         with self._cond:
             self._fallback = self._fallback_factory()
             lost, self._pending = self._pending, 0
+            self._items.clear()
+            self._items.append(None)  # the feeder's work is over: it ends, whether or not close() comes
+            self._feeding = True
             self._cond.notify_all()
-        self._items.clear()
+        self._released.set()
+        self._wake.set()
         self.ready.set()
         log.error("event sender process exited (code %s); %d events lost; sending events from this process",
                   self.process.returncode, lost)
@@ -294,7 +298,10 @@ def child_main() -> None:
     A fresh interpreter (not a fork), so it ends as any program does: its writer thread is told to stop
     and joined, and only if a call is still blocked past the request timeout does it exit without it.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    # Ctrl-C, or a SIGTERM sent to the whole group (a shell, systemd's control-group stop), reaches this process
+    # too: the parent decides, and stops it after a flush; a parent that is gone ends it all the same.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     conn = Connection(int(sys.argv[1]))
     try:
         description, settings, parent, level = pickle.loads(conn.recv_bytes())
