@@ -36,6 +36,7 @@ from componentbase.logs import (
 from componentbase.serving import configz
 from componentbase.util import version
 from componentbase.util._plugins import new_plugin_manager
+from componentbase.util._signals import SignalThread
 from componentbase.util.field import AggregateError
 
 __all__ = ["Command", "RunFunc", "print_flags"]
@@ -288,58 +289,22 @@ def _is_user_error(e: Exception) -> bool:
     return isinstance(e, ClientConfigError | OSError | ValueError)
 
 
-class _signals_set:
+class _signals_set(SignalThread):
     """SIGINT/SIGTERM set ``stop``; a second one exits at once, as component-base's SetupSignalHandler.
 
-    Python runs a signal's handler in the main thread, between two of its bytecodes, and that may be inside
-    ``stop.wait()`` while it holds the event's lock: a handler calling ``stop.set()`` then waits for that
-    lock forever (reproduced: 1 hang in 30 signals to a main thread looping on ``stop.wait(timeout)``). So
-    the handler does nothing in Python: the interpreter writes the signal's number to a pipe
-    (``signal.set_wakeup_fd``), and a thread of its own reads it and sets ``stop``, whichever thread the
-    kernel interrupted and whatever the main thread is blocked in.
+    Handled on a thread of their own (``componentbase.util._signals``): a Python signal handler setting
+    ``stop`` could wait forever for the lock of a ``stop.wait()`` it interrupted.
     """
 
     def __init__(self, stop: threading.Event) -> None:
+        super().__init__(self._on_signal)
         self.stop = stop
-        self.saved: dict[int, Any] = {}
-        self.pipe: tuple[int, int] | None = None
-        self.saved_fd = -1
-        self.watcher: threading.Thread | None = None
 
-    def _handle(self, signum: int, frame: object) -> None:
-        """Nothing to do here: its number is already in the pipe (see the class)."""
-
-    def _watch(self, read_end: int) -> None:
-        while data := os.read(read_end, 64):  # empty once __exit__ closes the write end
-            for signum in data:
-                if signum not in self.saved:
-                    continue
-                if self.stop.is_set():
-                    os._exit(1)  # asked twice: exit now, without waiting for anything, as Go components do
-                log.info("Received signal %s, shutting down", signal.Signals(signum).name)
-                self.stop.set()
-
-    def __enter__(self) -> _signals_set:
-        if threading.current_thread() is not threading.main_thread():
-            return self
-        read_end, write_end = self.pipe = os.pipe()
-        os.set_blocking(write_end, False)
-        self.saved_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self.saved[sig] = signal.signal(sig, self._handle)
-        self.watcher = threading.Thread(target=self._watch, args=(read_end,), name="signal-watcher", daemon=True)
-        self.watcher.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.saved.items():
-            signal.signal(sig, handler)
-        if self.pipe is not None:
-            signal.set_wakeup_fd(self.saved_fd)
-            os.close(self.pipe[1])
-            if self.watcher is not None:
-                self.watcher.join()
-            os.close(self.pipe[0])
+    def _on_signal(self, signum: int) -> None:
+        if self.stop.is_set():
+            os._exit(1)  # asked twice: exit now, without waiting for anything, as Go components do
+        log.info("Received signal %s, shutting down", signal.Signals(signum).name)
+        self.stop.set()
 
 
 def _printable(text: str) -> str:

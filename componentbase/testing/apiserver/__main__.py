@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import threading
 from collections.abc import Sequence
-from types import FrameType
 from typing import NoReturn
 
 from componentbase.util import version
+from componentbase.util._signals import SignalThread
 
 from .loopback import LoopbackAPIServer
 from .watch import DEFAULT_BOOKMARK_INTERVAL
@@ -112,20 +111,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {_describe(err)}", file=sys.stderr)
         return 1
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    print(server.url, flush=True)
-    if args.kubeconfig is None:
-        print(f"kubeconfig: {server.kubeconfig_path}", file=sys.stderr, flush=True)
-    try:
-        while not stop.wait(1.0):
-            pass
-    finally:
-        server.stop()
+    with SignalThread(lambda signum: stop.set()):  # not set from a Python handler: see util._signals
+        print(server.url, flush=True)
+        if args.kubeconfig is None:
+            print(f"kubeconfig: {server.kubeconfig_path}", file=sys.stderr, flush=True)
+        try:
+            stop.wait()
+        finally:
+            server.stop()
     return 0
 
 
