@@ -94,8 +94,10 @@ def test_stdin_once_refuses_a_second_client_input_instead_of_dropping_it(tmp_pat
 def test_a_container_without_stdin_refuses_input_but_streams_output(tmp_path: Path,
                                                                     stopped: list[ContainerProcess]) -> None:
     # A process that does not read stdin: ECHO would read /dev/null's end at once and exit, and a run that ends
-    # before the test sees its pid timed out here (seen on a quiet machine at five workers).
-    proc = _running(tmp_path, stopped, stdin=False, code="import time\nprint('up', flush=True)\ntime.sleep(60)")
+    # before the test sees its pid timed out here (seen on a quiet machine at five workers). It keeps printing:
+    # attach streams what is written after it starts, as kubectl attach does, so one line printed before is missed.
+    ticks = "import time\nwhile True:\n    print('up', flush=True)\n    time.sleep(0.1)"
+    proc = _running(tmp_path, stopped, stdin=False, code=ticks)
     with pytest.raises(ValueError, match="stdin is not enabled for this container"):
         _send(proc, b"x\n", b"")
     assert proc.open_stdin() is None
