@@ -6,6 +6,7 @@ import os
 import re
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import pytest
@@ -61,13 +62,18 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from hypothesis import given, settings
     from hypothesis import strategies as st
+    from hypothesis.errors import HypothesisSideeffectWarning
 
     @settings(max_examples=1, database=None)
     @given(st.text(min_size=1, max_size=1))
     def build_the_unicode_table(text: str) -> None:
         assert text
 
-    build_the_unicode_table()
+    # Hypothesis warns of slow work while plugins load: that is this work's point, and its four warnings
+    # printed at the top of every run.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
+        build_the_unicode_table()
 
 
 _MODULE_TIER = re.compile(r"^pytestmark = \[?pytest\.mark\.(\w+)", re.MULTILINE)
