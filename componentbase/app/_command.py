@@ -173,7 +173,7 @@ class Command:
         try:
             positional = self.flags.parse(args, warn=err)
         except cliflags.FlagError as e:
-            err.write(f"Error: {_printable(str(e))}\nRun '{self.name} --help' for usage.\n")
+            err.write(f"Error: {cliflags.printable(str(e))}\nRun '{self.name} --help' for usage.\n")
             return 1
         if self._help.value:
             out.write(self.help_text(cliflags.terminal_width()))
@@ -198,7 +198,7 @@ class Command:
         if errors:
             for problem in errors:  # one line per error: a newline in a key of the user's file is escaped
                 for one in problem.errors if isinstance(problem, AggregateError) else [problem]:
-                    err.write(f"Error: {_printable(str(one))}\n")
+                    err.write(f"Error: {cliflags.printable(str(one))}\n")
             return 1
         if isinstance(self.options, ComponentOptions) and self.options.write_config_to:
             return self._write_config(self.options, err)
@@ -220,7 +220,7 @@ class Command:
         except Exception as e:  # a bad kubeconfig, an unreachable file: say it in one line
             if not _is_user_error(e):
                 raise
-            err.write(f"Error: {_printable(str(e))}\n")
+            err.write(f"Error: {cliflags.printable(str(e))}\n")
             return 1
         config.plugins = self.plugins
         registry = self.configz_registry or config.configz_registry or configz.default_registry()
@@ -305,13 +305,3 @@ class _signals_set(SignalThread):
             os._exit(1)  # asked twice: exit now, without waiting for anything, as Go components do
         log.info("Received signal %s, shutting down", signal.Signals(signum).name)
         self.stop.set()
-
-
-def _printable(text: str) -> str:
-    """``text`` with control characters escaped as Go's ``%q`` writes them: a key or value from a user's file
-    or flag may hold them, and raw they would break the one-line error (U+001E splits lines for Python)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else
-                   (f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}" if ord(c) < 0x10000
-                    else f"\\U{ord(c):08x}") for c in text)

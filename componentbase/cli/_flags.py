@@ -53,20 +53,24 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
+    """``text`` on one line: what is not printable (a newline, a control character, an undecodable byte of the
+    command line) spelled as Go's ``%q`` spells it, for errors that quote what a user typed or wrote in a file."""
+    if text.isprintable():
+        return text
     return "".join(ch if ch.isprintable() or ch == " " else _escape(ch) for ch in text)
 
 
 def go_quote(text: str) -> str:
     """Go's ``strconv.Quote`` (pflag's ``%q``): a value with a newline or a control character stays on one line."""
-    return '"' + _printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    return '"' + printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
 class FlagError(ValueError):
     """A command line that does not parse; the message is pflag's, on one line whatever the arguments hold."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(_printable(message))
+        super().__init__(printable(message))
 
 
 @attrs.frozen
