@@ -53,6 +53,13 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
         raise ClientConfigError(f"invalid configuration: {err}") from None
     except OSError as err:
         raise ClientConfigError(f"unable to read kubeconfig {cc.kubeconfig}: {err.strerror}") from None
+    except Exception as err:
+        if not cc.kubeconfig:
+            raise
+        # Not YAML (PyYAML's errors), or YAML of another shape (a list, a number where a list of clusters
+        # goes): the official loader fails with whatever it tripped over, so the file is named here, as
+        # client-go does.
+        raise ClientConfigError(f'error loading config file "{cc.kubeconfig}": {_yaml_problem(err)}') from None
     if master:
         configuration.host = master
     # No silent resends inside urllib3: a dropped POST must not be sent again behind our back, and the
@@ -65,3 +72,13 @@ def new_api_client(cc: ClientConnectionConfiguration, master: str = "", *, pool_
         api.set_default_header("Accept", cc.accept_content_types)
     api.user_agent = f"{os.path.basename(sys.argv[0] or 'componentbase')}/componentbase"
     return api
+
+
+def _yaml_problem(err: Exception) -> str:
+    """One line for what the kubeconfig loader tripped over: YAML's own problem and line, or the shape."""
+    problem, mark = getattr(err, "problem", None), getattr(err, "problem_mark", None)
+    if problem:
+        return f"yaml: line {mark.line + 1}: {problem}" if mark is not None else f"yaml: {problem}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {err.start})"
+    return f"not a kubeconfig ({type(err).__name__}: {err})"

@@ -195,6 +195,23 @@ def test_run_without_a_cluster_says_so(tmp_path: Path) -> None:
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize(("text", "problem"), [
+    (b"{\n", "yaml: line 2: expected the node content, but found '<stream end>'"),
+    (b"[]\n", "not a kubeconfig (TypeError: "),  # what the official loader tripped over follows
+    (b"apiVersion: v1\nclusters: 5\n", "not a kubeconfig (TypeError: "),
+    (b"\x7fELF\xd0\x00", "not UTF-8 text (byte 4)"),
+], ids=["not-yaml", "a-list", "clusters-a-number", "binary"])
+def test_a_kubeconfig_that_is_not_one_is_a_one_line_error_naming_the_file(tmp_path: Path, text: bytes,
+                                                                          problem: str) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_bytes(text)
+    code, _, err, _ = execute(["--leader-elect=false", f"--kubeconfig={kubeconfig}"])
+    assert code == 1
+    assert err.splitlines()[-1].startswith(f'Error: error loading config file "{kubeconfig}": {problem}')
+    assert "Traceback" not in err
+
+
+@pytest.mark.unit
 def test_pod_topology_spread_constraints_of_the_wrong_types_are_named(tmp_path: Path) -> None:
     source = tmp_path / "in.yaml"
     source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
