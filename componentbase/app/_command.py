@@ -28,7 +28,7 @@ from componentbase.app._options import Options
 from componentbase.app._run import run_component
 from componentbase.cli import Options as OptionGroup
 from componentbase.cli import _flags as cliflags
-from componentbase.client import ClientConfigError
+from componentbase.client import ClientConfigError, describe, is_connection_error, status_of
 from componentbase.logs import (
     LogsOptions,
     V,
@@ -238,7 +238,13 @@ class Command:
         # collector's full passes, which otherwise walk it again and again on a busy component's hot path.
         gc.freeze()
         with _signals_set(stop):
-            return run_component(completed, self.run, stop, err=err)
+            try:
+                return run_component(completed, self.run, stop, err=err)
+            except Exception as e:  # an API server that cannot be reached or refuses: one line, as Go's cli.Run
+                if not (is_connection_error(e) or status_of(e) is not None):
+                    raise
+                log.error("command failed: %s", describe(e).summary)
+                return 1
 
     def main(self, argv: Sequence[str] | None = None) -> None:
         """Execute and exit with its code, like a Go ``main``, once every thread has ended.

@@ -215,3 +215,25 @@ def test_the_controller_machinery_is_not_loaded_by_the_package_root() -> None:
              "('componentbase.informers', 'componentbase.events', 'componentbase.workqueue', 'kubernetes')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
     assert out.split() == ["False", "False", "False", "False"]
+
+
+@pytest.mark.unit
+def test_an_api_server_that_cannot_be_reached_is_one_logged_line_and_exit_1(tmp_path: Path) -> None:
+    from componentbase.controller import Manager
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        '{"apiVersion": "v1", "kind": "Config", "current-context": "c",'
+        ' "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],'  # nothing listens on port 1
+        ' "users": [{"name": "u", "user": {}}], "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}')
+
+    def setup(mgr: Manager) -> None:
+        mgr.informer("v1", "ConfigMap")  # discovery: the first call to the server
+
+    cmd = componentbase.controller_command("hello", setup)
+    cmd.configz_registry = configz.Registry()
+    err = io.StringIO()
+    assert cmd.execute([f"--kubeconfig={kubeconfig}", "--leader-elect=false"], stdout=io.StringIO(), stderr=err) == 1
+    assert "Traceback" not in err.getvalue()
+    assert "] command failed: NewConnectionError: " in err.getvalue().splitlines()[-1]
+    assert "Connection refused" in err.getvalue().splitlines()[-1]
