@@ -28,7 +28,7 @@ from componentbase.app._options import Options
 from componentbase.app._run import run_component
 from componentbase.cli import Options as OptionGroup
 from componentbase.cli import _flags as cliflags
-from componentbase.client import ClientConfigError, describe, is_connection_error, status_of
+from componentbase.client import ClientConfigError, UnknownKind, describe, is_connection_error, status_of
 from componentbase.logs import (
     LogsOptions,
     V,
@@ -240,10 +240,11 @@ class Command:
         with _signals_set(stop):
             try:
                 return run_component(completed, self.run, stop, err=err)
-            except Exception as e:  # an API server that cannot be reached or refuses: one line, as Go's cli.Run
-                if not (is_connection_error(e) or status_of(e) is not None):
+            except Exception as e:  # an API server that cannot be reached or refuses, a kind it does not serve:
+                # one line, as Go's cli.Run prints what a component's Run returned
+                if not (isinstance(e, UnknownKind) or is_connection_error(e) or status_of(e) is not None):
                     raise
-                log.error("command failed: %s", describe(e).summary)
+                log.error("command failed: %s", e if isinstance(e, UnknownKind) else describe(e).summary)
                 return 1
 
     def main(self, argv: Sequence[str] | None = None) -> None:

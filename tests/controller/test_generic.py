@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import threading
 
 import pytest
@@ -34,6 +35,24 @@ def test_an_informer_for_a_kind_lists_and_watches_with_its_selector(kube_apiserv
     finally:
         stop.set()
         factory.join(10)
+
+
+def test_a_controller_naming_an_unknown_kind_exits_1_with_that_one_line(kube_apiserver: LoopbackAPIServer) -> None:
+    from componentbase import controller_command
+    from componentbase.controller import Manager
+    from componentbase.serving import configz
+
+    def setup(mgr: Manager) -> None:
+        mgr.informer("v1", "Configmap")
+
+    cmd = controller_command("typo", setup)
+    cmd.configz_registry = configz.Registry()
+    err = io.StringIO()
+    args = [f"--kubeconfig={kube_apiserver.kubeconfig_path}", "--leader-elect=false"]
+    assert cmd.execute(args, stdout=io.StringIO(), stderr=err) == 1
+    assert "Traceback" not in err.getvalue()
+    assert err.getvalue().splitlines()[-1].endswith(
+        '] command failed: no matches for kind "Configmap" in version "v1"; did you mean ConfigMap?')
 
 
 def test_cluster_scoped_kinds_and_namespaces(kube_apiserver: LoopbackAPIServer) -> None:
