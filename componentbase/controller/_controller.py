@@ -162,10 +162,10 @@ class Controller:
         try:
             result = self.reconcile(req)
         except Exception as err:
-            log.error("Reconciler error controller=%s key=%s (retry %d, after %.3fs): %s: %s", self.name, req,
-                      queue.num_requeues(req) + 1, time.monotonic() - start, type(err).__name__, err)
-            queue.add_rate_limited(req)
             self._observe("error", start)
+            delay = queue.add_rate_limited(req)
+            log.error("Reconciler error controller=%s key=%s (retry %d in %.3fs): %s: %s", self.name, req,
+                      queue.num_requeues(req), delay, type(err).__name__, err)
             return
         if result and result.requeue_after > 0:  # None (done, the usual answer) builds no Result
             queue.forget(req)

@@ -295,11 +295,13 @@ class RateLimitingQueue(WorkQueue[T]):
         super().__init__(name, metrics)
         self.rate_limiter: RateLimiter = rate_limiter or default_controller_rate_limiter()
 
-    def add_rate_limited(self, item: T) -> None:
-        """Add ``item`` after its backoff: call this when processing it failed."""
+    def add_rate_limited(self, item: T) -> float:
+        """Add ``item`` after its backoff: call this when processing it failed. Returns the backoff, in seconds."""
         if self.metrics is not None:
             self.metrics.queue_retried(self.name)
-        self.add_after(item, self.rate_limiter.when(item))
+        delay = self.rate_limiter.when(item)
+        self.add_after(item, delay)
+        return delay
 
     def forget(self, item: T) -> None:
         """``item`` succeeded (or was given up on): its next failure starts the backoff over."""

@@ -83,7 +83,8 @@ def test_a_failing_reconcile_is_logged_with_its_key_and_retried_with_backoff(
         factory.join(10)
     assert set(attempts) == {Request("default", "flaky")}
     errors = [r.getMessage() for r in caplog.records if "Reconciler error" in r.getMessage()]
-    assert len(errors) == 2 and "controller=flaky key=default/flaky (retry 1" in errors[0]
+    assert len(errors) == 2 and "controller=flaky key=default/flaky (retry 1 in 0.010s)" in errors[0]
+    assert "(retry 2 in 0.020s)" in errors[1]  # the key's exponential backoff, doubling
     assert "RuntimeError: not yet" in errors[0]
 
 
