@@ -147,3 +147,11 @@ def test_lazy_imports_are_only_slow_packages_and_say_why() -> None:
                 found.append(f"{path.relative_to(ROOT)}:{line}: {module}" + ("" if slow else " (not slow)"))
     assert not found, "function-level imports that are not slow packages with a comment saying why:\n" + "\n".join(
         found)
+
+
+@pytest.mark.unit
+def test_no_module_of_the_library_or_the_examples_passes_400_lines() -> None:
+    long = {str(path.relative_to(ROOT)): n for folder in ("componentbase", "componentbase_examples")
+            for path in sorted((ROOT / folder).rglob("*.py"))
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}, "split these modules by concern (issue 13: at most 400 lines each)"

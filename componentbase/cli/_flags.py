@@ -54,10 +54,7 @@ def _escape(ch: str) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` on one line: what is not printable (a newline, a control character, an undecodable byte of the
-    command line) spelled as Go's ``%q`` spells it, for errors that quote what a user typed or wrote in a file."""
-    if text.isprintable():
-        return text
+    """``text`` on one line, what is not printable spelled as Go's ``%q`` does: errors quote what users typed."""
     return "".join(ch if ch.isprintable() or ch == " " else _escape(ch) for ch in text)
 
 
