@@ -216,3 +216,19 @@ def test_the_cli_loads_crds_and_names_a_bad_file(tmp_path: Path) -> None:
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == (f"python -m componentbase.testing.apiserver: error: {bad}: CustomResourceDefinition."
                            'apiextensions.k8s.io "widgets.example.com" is invalid: spec.scope: Required value\n')
+
+
+@pytest.mark.integration
+def test_selectable_fields_select_and_other_labels_are_refused(kube_client: client.ApiClient) -> None:
+    crd = _crd()
+    crd["spec"]["versions"][0]["selectableFields"] = [{"jsonPath": ".spec.size"}]
+    client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(crd)
+    api = client.CustomObjectsApi(kube_client)
+    _create(api, _widget("s", size="small"))
+    _create(api, _widget("l", size="large"))
+    listed = api.list_namespaced_custom_object(GROUP, "v1", "default", PLURAL, field_selector="spec.size=large")
+    assert [w["metadata"]["name"] for w in listed["items"]] == ["l"]
+    with pytest.raises(client.ApiException) as info:
+        api.list_namespaced_custom_object(GROUP, "v1", "default", PLURAL, field_selector="spec.color=red")
+    assert info.value.status == 400
+    assert json.loads(info.value.body)["message"].startswith('"spec.color" is not a known field selector')

@@ -7,6 +7,8 @@ import json
 import pytest
 from kubernetes import client
 
+from componentbase.client import request
+
 pytestmark = pytest.mark.integration
 
 
@@ -67,6 +69,41 @@ def test_bad_selector_is_400(v1: client.CoreV1Api) -> None:
         v1.list_namespaced_pod("default", label_selector="app in web")
     assert info.value.status == 400
     assert json.loads(info.value.body)["reason"] == "BadRequest"
+
+
+@pytest.mark.parametrize(("path", "selector", "message"), [
+    ("/api/v1/pods", "status.hostIP=1.2.3.4", "field label not supported: status.hostIP"),
+    ("/api/v1/nodes", "metadata.namespace=x", "field label not supported: metadata.namespace"),
+    ("/api/v1/namespaces/default/configmaps", "data.k=v",
+     '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'),
+    ("/apis/apps/v1/deployments", "spec.replicas=1",
+     '"spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"'),
+    ("/apis/batch/v1/jobs", "status.active=1", 'field label "status.active" not supported for batchv1.Job'),
+])
+def test_a_field_label_the_kind_does_not_register_is_400_as_kube_says(
+        kube_client: client.ApiClient, path: str, selector: str, message: str) -> None:
+    # A typo in a controller's field selector fails against a real cluster: here too, not an empty list.
+    for watch in ("false", "true"):
+        with pytest.raises(client.ApiException) as info:
+            request(kube_client, "GET", path, query=[("fieldSelector", selector), ("watch", watch)])
+        assert info.value.status == 400
+        assert json.loads(info.value.body)["message"] == message
+
+
+def test_the_labels_kinds_register_select(kube_client: client.ApiClient) -> None:
+    v1 = client.CoreV1Api(kube_client)
+    v1.create_namespaced_secret("default", {"metadata": {"name": "tls"}, "type": "kubernetes.io/tls",
+                                            "data": {"tls.crt": "", "tls.key": ""}})
+    v1.create_namespaced_secret("default", {"metadata": {"name": "plain"}})
+    assert [s.metadata.name for s in v1.list_namespaced_secret("default", field_selector="type=Opaque").items] \
+        == ["plain"]
+    v1.create_namespaced_event("default", {"metadata": {"name": "e"}, "reason": "R", "source": {"component": "me"},
+                                           "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}})
+    for selector in ("source=me", "involvedObject.kind=Pod,reason=R"):  # source: the label of source.component
+        assert [e.metadata.name for e in v1.list_namespaced_event("default", field_selector=selector).items] == ["e"]
+    assert v1.list_namespaced_event("default", field_selector="source=other").items == []
+    assert [n.metadata.name for n in v1.list_namespace(field_selector="status.phase=Active").items] \
+        == sorted(n.metadata.name for n in v1.list_namespace().items)
 
 
 def test_pagination(v1: client.CoreV1Api) -> None:

@@ -161,7 +161,9 @@ class Crds:
             scale=ScalePaths(scale["specReplicasPath"], scale.get("statusReplicasPath") or ".status.replicas",
                         scale.get("labelSelectorPath") or "") if isinstance(scale, dict) else None,
             convert=ApiVersionConverter(f"{group}/{version['name']}", f"{group}/{storage}"),
-            schema=(version.get("schema") or {}).get("openAPIV3Schema"))
+            schema=(version.get("schema") or {}).get("openAPIV3Schema"),
+            selectable_fields=tuple(str(f.get("jsonPath", "")).lstrip(".")
+                                    for f in version.get("selectableFields") or () if isinstance(f, dict)))
 
     def bucket(self, crd: dict[str, Any]) -> Resource | None:
         """A served resource of the CRD, through which its stored objects can be removed."""

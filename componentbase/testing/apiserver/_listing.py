@@ -8,17 +8,21 @@ from collections.abc import Callable
 from typing import Any
 
 from ._convert import view
+from ._fieldlabels import field_path
 from ._rv import encode_continue, list_read, snapshot
 from ._wire import Reply, Request
 from .errors import ApiError
+from .resources import Resource
 from .selectors import Predicate, compile_selectors
 from .store import Entry, Store, encode
 
 __all__ = ["list_reply", "selectors_of"]
 
 
-def selectors_of(query: dict[str, str]) -> Predicate | None:
-    return compile_selectors(query.get("labelSelector"), query.get("fieldSelector"))
+def selectors_of(query: dict[str, str], res: Resource) -> Predicate | None:
+    """The request's label and field selectors, the field labels checked as ``res``'s kind registers them."""
+    return compile_selectors(query.get("labelSelector"), query.get("fieldSelector"),
+                             lambda label: field_path(res.group, res.kind, label, res.selectable_fields))
 
 
 def list_reply(store: Store, req: Request, pred: Predicate | None) -> Reply:

@@ -55,7 +55,8 @@ class Resource:
     Resources sharing a bucket are versions of one another: ``convert`` maps this version to the stored
     one. ``schema`` is a CustomResourceDefinition version's structural schema, which validates, prunes
     and defaults its objects. ``name_rule`` names the format its objects' names must have (a key of
-    ``_formats.NAME_RULES``: a DNS subdomain unless the kind says otherwise).
+    ``_formats.NAME_RULES``: a DNS subdomain unless the kind says otherwise). ``selectable_fields`` are a
+    custom resource version's extra field selector labels (``selectableFields``).
     """
 
     group: str
@@ -73,6 +74,7 @@ class Resource:
     convert: Converter | None = field(default=None, compare=False)
     schema: Any = field(default=None, compare=False)
     name_rule: str = "subdomain"
+    selectable_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.singular:

@@ -77,11 +77,12 @@ def _unescape(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
 
 
-def _field_requirement(req: str) -> Callable[[dict[str, Any]], bool]:
+def _field_requirement(req: str, path_of: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
     m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(==|=|!=)(.*)$", req)
     if not m:
         raise ApiError.bad_request(f"invalid field selector: {req!r}")
-    path, op, raw = m.groups()
+    label, op, raw = m.groups()
+    path = path_of(label)
     value = _unescape(raw.strip())
     if op == "!=":
         return lambda obj: field_value(obj, path) != value
@@ -93,10 +94,14 @@ def _split_fields(text: str) -> list[str]:
     return [p for p in re.split(r"(?<!\\),", text) if p.strip()]
 
 
-def compile_selectors(label_selector: str | None, field_selector: str | None) -> Predicate | None:
-    """One predicate for both selectors, or None when neither restricts anything."""
+def compile_selectors(label_selector: str | None, field_selector: str | None,
+                      path_of: Callable[[str], str] = str) -> Predicate | None:
+    """One predicate for both selectors, or None when neither restricts anything.
+
+    ``path_of`` turns a field label into the JSON path it reads, refusing one the kind does not support.
+    """
     labels = [_label_requirement(r) for r in _split_top(label_selector or "")]
-    fields = [_field_requirement(r) for r in _split_fields(field_selector or "")]
+    fields = [_field_requirement(r, path_of) for r in _split_fields(field_selector or "")]
     if not labels and not fields:
         return None
 

@@ -324,14 +324,14 @@ class _Handler(BaseHTTPRequestHandler):
         if route.verb == "get":
             return rest.get(req)
         if route.verb == "list":
-            return rest.list(req, selectors_of(req.query))
+            return rest.list(req, selectors_of(req.query, req.res))
         if route.verb == "update":
             return rest.update(req)
         if route.verb == "patch":
             return rest.patch(req)
         if route.verb == "delete":
             return rest.delete(req)
-        return rest.delete_collection(req, selectors_of(req.query))
+        return rest.delete_collection(req, selectors_of(req.query, req.res))
 
     # --- auth and faults -----------------------------------------------------------------------
 
@@ -366,7 +366,7 @@ class _Handler(BaseHTTPRequestHandler):
         if req.name:
             fields = ",".join(f for f in (query.get("fieldSelector"), f"metadata.name={req.name}") if f)
             query = dict(query, fieldSelector=fields)
-        spec = WatchSpec(req.res, req.namespace or None, selectors_of(query), since_rv,
+        spec = WatchSpec(req.res, req.namespace or None, selectors_of(query, req.res), since_rv,
                          req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
         faults = self.server.faults
         epoch = faults.watch_epoch
