@@ -106,6 +106,22 @@ def test_not_found_and_already_exists(kube_client: client.ApiClient) -> None:
 
 
 @pytest.mark.integration
+def test_a_create_carrying_a_resource_version_is_refused_as_kubes_storage_does(kube_client: client.ApiClient) -> None:
+    # A controller re-creating an object it read (its resourceVersion still set) fails on a cluster: here too.
+    v1 = client.CoreV1Api(kube_client)
+    with pytest.raises(client.ApiException) as info:
+        v1.create_namespaced_config_map("default", {"metadata": {"name": "again", "resourceVersion": "12"}})
+    assert info.value.status == 500
+    assert _error(info.value) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": "resourceVersion should not be set on objects to be created",
+                                  "code": 500}
+    for unset in ("", "0"):  # kube's storage reads these as no resourceVersion
+        body = {"metadata": {"name": f"c{unset}", "resourceVersion": unset}}
+        created = v1.create_namespaced_config_map("default", body)
+        assert int(created.metadata.resource_version) > 0
+
+
+@pytest.mark.integration
 def test_missing_namespace_is_404(kube_client: client.ApiClient) -> None:
     with pytest.raises(client.ApiException) as info:
         client.CoreV1Api(kube_client).create_namespaced_config_map("ghost", {"metadata": {"name": "a"}})

@@ -23,7 +23,7 @@ from .errors import ApiError
 from .store import Entry, Store
 
 __all__ = ["TOO_LARGE_WAIT", "ListRead", "decode_continue", "encode_continue", "list_read",
-           "too_large", "validate_watch_options", "wait_fresh", "watch_start"]
+           "refuse_resource_version_on_create", "too_large", "validate_watch_options", "wait_fresh", "watch_start"]
 
 TOO_LARGE_WAIT = 3.0  # the watch cache's blockTimeout
 _TOO_LARGE_RETRY = 1  # its resourceVersionTooHighRetrySeconds
@@ -84,6 +84,14 @@ def parse_rv(value: str) -> int:
         return int(value)
     why = f'strconv.ParseUint: parsing "{value}": invalid syntax'
     raise ApiError.bad_request(f'invalid resource version: resourceVersion: Invalid value: "{value}": {why}')
+
+
+def refuse_resource_version_on_create(meta: dict[str, Any]) -> None:
+    """kube's storage refuses a create carrying a resourceVersion it reads as set (a number but 0), before
+    it looks for the key; its error is no Status, so the client gets a 500 without a reason."""
+    value = str(meta.get("resourceVersion") or "")
+    if value.isdigit() and int(value) != 0:
+        raise ApiError(500, "", "resourceVersion should not be set on objects to be created")
 
 
 def validate_watch_options(query: dict[str, str]) -> None:

@@ -27,6 +27,7 @@ from ._immutable import prepare_update, update_errors
 from ._json import loads
 from ._listing import list_reply, selectors_of
 from ._priority import admit_priority
+from ._rv import refuse_resource_version_on_create
 from ._subresources import (
     binding_conflict,
     check_disruption_budgets,
@@ -217,13 +218,14 @@ class Rest:
                 why = "Required value: name or generateName is required"
                 raise ApiError.invalid(res, "", "metadata.name", why)
             name = self._generate(res, namespace, prefix)
+        if not dry:
+            refuse_resource_version_on_create(meta)
         if self.store.get(res.bucket, namespace, name) is not None:
             raise ApiError.already_exists(res, name)
         meta["name"] = name
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        # kube's dry-run create skips the storage check that refuses a client-set resourceVersion
-        # and echoes it; a real create here drops it.
+        # A dry run skips that storage check and echoes the client's resourceVersion; a real create drops one.
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds", *(() if dry else ("resourceVersion",))):
             meta.pop(key, None)
         obj = self._shape(res, obj)
