@@ -106,6 +106,24 @@ def test_not_found_and_already_exists(kube_client: client.ApiClient) -> None:
 
 
 @pytest.mark.integration
+def test_a_put_creates_only_the_kinds_kube_lets_it(kube_client: client.ApiClient) -> None:
+    # kube's AllowCreateOnUpdate: Leases, Services, Endpoints, Events, ServiceAccounts and RBAC objects yes,
+    # ConfigMaps, Nodes and most others 404.
+    leases = client.CoordinationV1Api(kube_client)
+    assert leases.replace_namespaced_lease("l", "default", {"metadata": {"name": "l"}},
+                                           dry_run="All").metadata.uid  # dry: not stored
+    with pytest.raises(client.ApiException) as info:
+        leases.read_namespaced_lease("l", "default")
+    assert info.value.status == 404
+    body = {"metadata": {"name": "l", "resourceVersion": "99"}, "spec": {"holderIdentity": "a"}}
+    made = leases.replace_namespaced_lease("l", "default", body)
+    assert made.spec.holder_identity == leases.read_namespaced_lease("l", "default").spec.holder_identity == "a"
+    with pytest.raises(client.ApiException) as info:
+        client.CoreV1Api(kube_client).replace_namespaced_config_map("c", "default", {"metadata": {"name": "c"}})
+    assert (info.value.status, _error(info.value)["message"]) == (404, 'configmaps "c" not found')
+
+
+@pytest.mark.integration
 def test_a_create_carrying_a_resource_version_is_refused_as_kubes_storage_does(kube_client: client.ApiClient) -> None:
     # A controller re-creating an object it read (its resourceVersion still set) fails on a cluster: here too.
     v1 = client.CoreV1Api(kube_client)

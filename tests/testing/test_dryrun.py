@@ -96,8 +96,9 @@ def test_dry_run_update_answers_with_the_stored_resource_version(kube_client: cl
     with pytest.raises(client.ApiException) as info:
         leases.replace_namespaced_lease("l", "default", stored, dry_run=ALL)  # stale: 409 all the same
     assert info.value.status == 409
-    with pytest.raises(client.ApiException) as info:
-        leases.replace_namespaced_lease("nope", "default", {"metadata": {"name": "nope"}}, dry_run=ALL)
+    with pytest.raises(client.ApiException) as info:  # a ConfigMap: a PUT does not create one (a Lease it does)
+        client.CoreV1Api(kube_client).replace_namespaced_config_map("nope", "default", {"metadata": {"name": "nope"}},
+                                                                    dry_run=ALL)
     assert info.value.status == 404
     leases.patch_namespaced_lease("l", "default", {"spec": {"holderIdentity": "z"}})
     w.expect_only("MODIFIED", "l")

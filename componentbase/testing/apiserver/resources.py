@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["CRUD_VERBS", "Converter", "Registry", "Resource", "ScalePaths", "version_order"]
+__all__ = ["CREATE_ON_UPDATE", "CRUD_VERBS", "Converter", "Registry", "Resource", "ScalePaths", "version_order"]
 
 CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -45,6 +45,14 @@ class ScalePaths:
     spec_replicas: str = ".spec.replicas"
     status_replicas: str = ".status.replicas"
     label_selector: str = ".spec.selector"  # a LabelSelector (built-ins) or a string (CRDs)
+
+
+#: The kinds whose kube registry strategy has ``AllowCreateOnUpdate``: a PUT to a name that does not exist creates.
+CREATE_ON_UPDATE = frozenset({("", "Event"), ("events.k8s.io", "Event"), ("coordination.k8s.io", "Lease"),
+                              ("", "Service"), ("", "Endpoints"), ("", "ServiceAccount"),
+                              ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding"),
+                              ("rbac.authorization.k8s.io", "ClusterRole"),
+                              ("rbac.authorization.k8s.io", "ClusterRoleBinding")})
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from ._validation import raise_invalid, validate
 from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 from .errors import ApiError, status_body
 from .patch import apply_patch
-from .resources import Registry, Resource
+from .resources import CREATE_ON_UPDATE, Registry, Resource
 from .selectors import Predicate
 from .store import Entry, Store, encode
 
@@ -201,9 +201,8 @@ class Rest:
         meta = dict(_meta(obj))
         if res.namespaced:
             if meta.get("namespace") and meta["namespace"] != namespace:
-                raise ApiError.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
-                )
+                raise ApiError.bad_request("the namespace of the provided object does not match the namespace sent "
+                                           "on the request")
             meta["namespace"] = namespace
             if self.store.get(self._namespaces.bucket, "", namespace) is None:
                 raise ApiError.not_found(self._namespaces, namespace)
@@ -250,12 +249,15 @@ class Rest:
         obj = decode_object(req.body)
         meta = _meta(obj)
         if meta.get("name") and meta["name"] != req.name:
-            raise ApiError.bad_request(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({req.name})"
-            )
+            raise ApiError.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
+                                       f"({req.name})")
         with self.store.cond:
-            cur = self._current(req)
-            return self._replace(req, cur, obj)
+            if (req.res.group, req.res.kind) in CREATE_ON_UPDATE and not req.sub \
+                    and self.store.get(req.res.bucket, req.namespace, req.name) is None:
+                obj["metadata"] = {k: v for k, v in meta.items() if k != "resourceVersion"} | {"name": req.name}
+                return Reply(201, view(req.res, self._create(req.res, req.namespace, obj, dry=req.options.dry_run,
+                                                             req=req)).raw)
+            return self._replace(req, self._current(req), obj)
 
     def patch(self, req: Request) -> Reply:
         if is_apply(req.content_type):
@@ -294,8 +296,7 @@ class Rest:
         return Reply(200, view(req.res, entry).raw)
 
     def _current(self, req: Request) -> Entry:
-        cur = self.store.get(req.res.bucket, req.namespace, req.name)
-        if cur is None:
+        if (cur := self.store.get(req.res.bucket, req.namespace, req.name)) is None:
             raise ApiError.not_found(req.res, req.name)
         return cur
 
