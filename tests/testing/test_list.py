@@ -64,6 +64,45 @@ def test_field_selectors(v1: client.CoreV1Api, selector: str, expected: list[str
     assert _names(v1.list_pod_for_all_namespaces(field_selector=selector)) == expected
 
 
+@pytest.mark.parametrize(("selector", "expected"), [
+    ("app in ()", ["d"]),  # kube reads an empty set as the empty value
+    ("app in (,web)", ["a", "b", "d"]),
+    ("app=", ["d"]),
+    ("n>6", ["b"]),  # gt and lt: integer label values only
+    ("n<6", ["a"]),
+    ("in in (in)", []),  # in and notin are keywords only where an operator goes
+])
+def test_label_selectors_as_kube_parses_them(v1: client.CoreV1Api, selector: str, expected: list[str]) -> None:
+    v1.patch_namespaced_pod("d", "default", {"metadata": {"labels": {"app": "", "n": "x"}}})
+    v1.patch_namespaced_pod("a", "default", {"metadata": {"labels": {"n": "5"}}})
+    v1.patch_namespaced_pod("b", "default", {"metadata": {"labels": {"n": "12"}}})
+    assert _names(v1.list_namespaced_pod("default", label_selector=selector)) == expected
+
+
+_NAME_PART = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+              "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+              "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+@pytest.mark.parametrize(("selector", "message"), [
+    ("app:web", f'unable to parse requirement: <nil>: Invalid value: "app:web": {_NAME_PART}'),
+    ("app=a b", "found 'b', expected: ',' or 'end of string'"),
+    ("app=web,", "found '', expected: identifier after ','"),
+    ("app in web", "unable to parse requirement: found 'web' expected: '('"),
+    ("app in (a b)", "unable to parse requirement: found 'b', expected: ',' or ')'"),
+    ("n>1x", "unable to parse requirement: values[0]: Invalid value: \"1x\": for 'Gt', 'Lt' operators, the value "
+             "must be an integer"),
+    ("app=" + "v" * 64, f"unable to parse requirement: values[0][app]: Invalid value: \"{'v' * 64}\": must be no "
+                        "more than 63 characters"),
+])
+def test_a_selector_kube_cannot_parse_is_its_400(v1: client.CoreV1Api, selector: str, message: str) -> None:
+    # A controller's malformed selector fails on a cluster; here too, rather than matching nothing.
+    with pytest.raises(client.ApiException) as info:
+        v1.list_namespaced_pod("default", label_selector=selector)
+    assert info.value.status == 400
+    assert json.loads(info.value.body)["message"] == message
+
+
 def test_bad_selector_is_400(v1: client.CoreV1Api) -> None:
     with pytest.raises(client.ApiException) as info:
         v1.list_namespaced_pod("default", label_selector="app in web")

@@ -6,53 +6,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ._labelselector import parse_label_selector
 from .errors import ApiError
 
 __all__ = ["Predicate", "compile_selectors", "field_value"]
 
 Predicate = Callable[[dict[str, Any]], bool]
-
-_SET_RE = re.compile(r"^\s*(!?)\s*([^\s!=<>()]+)\s*(?:(in|notin)\s*\((.*)\))?\s*$")
-_OP_RE = re.compile(r"^\s*([^\s!=<>()]+)\s*(==|=|!=)\s*(.*?)\s*$")
-
-
-def _split_top(text: str) -> list[str]:
-    """Split on commas that are not inside parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p for p in parts if p.strip()]
-
-
-def _label_requirement(req: str) -> Callable[[dict[str, str]], bool]:
-    m = _OP_RE.match(req)
-    if m and " in " not in req and " notin " not in req:
-        key, op, value = m.groups()
-        if op == "!=":
-            return lambda labels: labels.get(key) != value
-        return lambda labels: labels.get(key) == value
-    m = _SET_RE.match(req)
-    if not m:
-        raise ApiError.bad_request(f"unable to parse requirement: {req!r}")
-    bang, key, op, values = m.groups()
-    if op:
-        if bang:
-            raise ApiError.bad_request(f"unable to parse requirement: {req!r}")
-        allowed = {v.strip() for v in values.split(",")}
-        if op == "in":
-            return lambda labels: labels.get(key) in allowed
-        return lambda labels: labels.get(key) not in allowed
-    if bang:
-        return lambda labels: key not in labels
-    return lambda labels: key in labels
-
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
     labels = (obj.get("metadata") or {}).get("labels")
@@ -100,7 +59,7 @@ def compile_selectors(label_selector: str | None, field_selector: str | None,
 
     ``path_of`` turns a field label into the JSON path it reads, refusing one the kind does not support.
     """
-    labels = [_label_requirement(r) for r in _split_top(label_selector or "")]
+    labels = parse_label_selector(label_selector or "")
     fields = [_field_requirement(r, path_of) for r in _split_fields(field_selector or "")]
     if not labels and not fields:
         return None
