@@ -77,6 +77,26 @@ def test_json_patch(v1: client.CoreV1Api) -> None:
     assert info.value.status == 422
 
 
+@pytest.mark.parametrize("op", [
+    {"op": "test", "path": "/metadata/labels/b", "value": "9"},
+    {"op": "remove", "path": "/metadata/labels/nope"},
+    {"op": "add", "path": "/metadata/nope/x", "value": "v"},
+    {"op": "replace", "path": "/spec/containers/5", "value": {}},
+])
+def test_a_json_patch_that_does_not_apply_is_kubes_generic_422(v1: client.CoreV1Api, op: dict[str, Any]) -> None:
+    # kube answers with NewGenericServerResponse: this message and empty details, whatever the operation.
+    with pytest.raises(client.ApiException) as info:
+        v1.patch_namespaced_pod("p", "default", [op])
+    assert json.loads(info.value.body) == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Invalid",
+        "message": "the server rejected our request due to an error in our request", "details": {}, "code": 422}
+
+
+def test_a_json_patch_replace_of_a_missing_key_adds_it_as_kubes_json_patch_v4_does(v1: client.CoreV1Api) -> None:
+    pod = v1.patch_namespaced_pod("p", "default", [{"op": "replace", "path": "/metadata/labels/new", "value": "v"}])
+    assert pod.metadata.labels == {"a": "1", "b": "2", "new": "v"}
+
+
 def test_main_resource_patch_ignores_status(v1: client.CoreV1Api) -> None:
     pod = v1.patch_namespaced_pod("p", "default", {"status": {"phase": "Failed"}})
     assert pod.status.phase == "Running"

@@ -151,6 +151,11 @@ def _add(doc: Any, parts: list[str], value: Any) -> Any:
     return doc
 
 
+def _rejected() -> ApiError:
+    """kube's answer to an operation that does not apply: NewGenericServerResponse's 422, with no detail."""
+    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request", {})
+
+
 def json_patch(doc: Any, ops: Any) -> Any:
     """RFC 6902 operations; a failed ``test`` or a bad path is a 422 like kube's."""
     if not isinstance(ops, list):
@@ -166,8 +171,9 @@ def json_patch(doc: Any, ops: Any) -> Any:
             elif kind == "remove":
                 _remove(doc, parts)
             elif kind == "replace":
-                _get(doc, parts)
-                if parts:
+                if not parts or not isinstance(_parent(doc, parts), dict):  # kube's json-patch v4 replaces a
+                    _get(doc, parts)                                        # missing object key: it adds it
+                if parts and isinstance(_parent(doc, parts), list):
                     _remove(doc, parts)
                 doc = _add(doc, parts, copy.deepcopy(op.get("value")))
             elif kind in ("move", "copy"):
@@ -176,13 +182,11 @@ def json_patch(doc: Any, ops: Any) -> Any:
                 doc = _add(doc, parts, value)
             elif kind == "test":
                 if _get(doc, parts) != op.get("value"):
-                    raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our "
-                                   f"request: testing value {op['path']} failed")
+                    raise _rejected()
             else:
                 raise ApiError.bad_request(f"unknown json patch operation {kind!r}")
-        except (KeyError, IndexError, ValueError, TypeError) as err:
-            raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our "
-                           f"request: {kind} {op['path']}: {err}") from err
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise _rejected() from None
     return doc
 
 
