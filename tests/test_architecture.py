@@ -155,3 +155,25 @@ def test_no_module_of_the_library_or_the_examples_passes_400_lines() -> None:
             for path in sorted((ROOT / folder).rglob("*.py"))
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
     assert long == {}, "split these modules by concern (issue 13: at most 400 lines each)"
+
+
+def _code_lines(path: Path) -> int:
+    """Lines holding code: not blank, not only a comment, not part of a docstring."""
+    source = path.read_text(encoding="utf-8")
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            docstrings.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+    return sum(1 for number, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and number not in docstrings)
+
+
+@pytest.mark.unit
+def test_the_hello_controller_is_at_most_12_lines_as_the_readme_says() -> None:
+    hello = ROOT / "componentbase_examples" / "hello"
+    total = sum(_code_lines(path) for path in sorted(hello.glob("*.py")))
+    assert total <= 12  # issue 16: every file in the folder, blank lines, comments and docstrings not counted
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"`componentbase_examples/hello`, is {total} lines" in readme
