@@ -103,6 +103,14 @@ def test_a_selector_kube_cannot_parse_is_its_400(v1: client.CoreV1Api, selector:
     assert json.loads(info.value.body)["message"] == message
 
 
+def test_a_field_selector_term_without_an_operator_is_kubes_400(v1: client.CoreV1Api) -> None:
+    with pytest.raises(client.ApiException) as info:
+        v1.list_namespaced_pod("default", field_selector="status.phase=Running,metadata.name")
+    assert info.value.status == 400
+    assert json.loads(info.value.body)["message"] == \
+        "invalid selector: 'status.phase=Running,metadata.name'; can't understand 'metadata.name'"
+
+
 def test_bad_selector_is_400(v1: client.CoreV1Api) -> None:
     with pytest.raises(client.ApiException) as info:
         v1.list_namespaced_pod("default", label_selector="app in web")

@@ -36,13 +36,14 @@ def _unescape(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
 
 
-def _field_requirement(req: str, path_of: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
-    m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(==|=|!=)(.*)$", req)
+def _field_requirement(req: str, path_of: Callable[[str], str], selector: str) -> Callable[[dict[str, Any]], bool]:
+    """One term, split at the first operator as apimachinery's ``fields.ParseSelector`` splits it."""
+    m = re.match(r"^(.*?)(!=|==|=)(.*)$", req, re.DOTALL)
     if not m:
-        raise ApiError.bad_request(f"invalid field selector: {req!r}")
+        raise ApiError.bad_request(f"invalid selector: '{selector}'; can't understand '{req}'")
     label, op, raw = m.groups()
     path = path_of(label)
-    value = _unescape(raw.strip())
+    value = _unescape(raw)
     if op == "!=":
         return lambda obj: field_value(obj, path) != value
     return lambda obj: field_value(obj, path) == value
@@ -50,7 +51,7 @@ def _field_requirement(req: str, path_of: Callable[[str], str]) -> Callable[[dic
 
 def _split_fields(text: str) -> list[str]:
     """Split a field selector on unescaped commas."""
-    return [p for p in re.split(r"(?<!\\),", text) if p.strip()]
+    return [p for p in re.split(r"(?<!\\),", text) if p]
 
 
 def compile_selectors(label_selector: str | None, field_selector: str | None,
@@ -60,7 +61,7 @@ def compile_selectors(label_selector: str | None, field_selector: str | None,
     ``path_of`` turns a field label into the JSON path it reads, refusing one the kind does not support.
     """
     labels = parse_label_selector(label_selector or "")
-    fields = [_field_requirement(r, path_of) for r in _split_fields(field_selector or "")]
+    fields = [_field_requirement(r, path_of, field_selector or "") for r in _split_fields(field_selector or "")]
     if not labels and not fields:
         return None
 
