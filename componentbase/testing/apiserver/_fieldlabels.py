@@ -3,9 +3,9 @@
 kube-apiserver converts every field selector label through the kind's field label conversion before
 listing or watching: a label the kind does not register is a 400, so a typo in a controller's selector
 fails against a real cluster. The kinds below register their own conversion (kube's
-``AddFieldLabelConversionFunc`` calls for core/v1, batch/v1, apps/v1 and certificates.k8s.io); every
-other kind takes ``DefaultMetaV1FieldSelectorConversion``: ``metadata.name`` and ``metadata.namespace``,
-plus a custom resource's ``selectableFields``. apps/v1 ReplicaSet and events.k8s.io Events, whose
+``AddFieldLabelConversionFunc`` calls for core/v1, batch/v1 and certificates.k8s.io); every other kind
+takes ``DefaultMetaV1FieldSelectorConversion``: ``metadata.name`` and ``metadata.namespace``, plus a custom
+resource's ``selectableFields``. apps/v1 ReplicaSets and StatefulSets and events.k8s.io Events, whose
 registrations were not checked against kube's source here, accept any label, as before.
 """
 
@@ -33,10 +33,9 @@ _REGISTERED: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("", "Secret"): ((*_META, "type"), _NOT_SUPPORTED),
     ("", "Service"): ((*_META, "spec.clusterIP", "spec.type"), _NOT_SUPPORTED),
     ("batch", "Job"): ((*_META, "status.successful"), 'field label "{}" not supported for batchv1.Job'),
-    ("apps", "StatefulSet"): ((*_META, "status.successful"), "field label not supported for appsv1.StatefulSet: {}"),
     ("certificates.k8s.io", "CertificateSigningRequest"): (("metadata.name", "spec.signerName"), _NOT_SUPPORTED),
 }
-_UNCHECKED = {("apps", "ReplicaSet"), ("events.k8s.io", "Event")}
+_UNCHECKED = {("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("events.k8s.io", "Event")}
 #: Labels that are not their field's JSON path.
 _PATHS = {("", "Event", "source"): "source.component", ("", "Pod", "spec.host"): "spec.nodeName"}
 
