@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import binascii
 import logging
 import os
 import sys
@@ -81,4 +82,6 @@ def _yaml_problem(err: Exception) -> str:
         return f"yaml: line {mark.line + 1}: {problem}" if mark is not None else f"yaml: {problem}"
     if isinstance(err, UnicodeDecodeError):
         return f"not UTF-8 text (byte {err.start})"
+    if isinstance(err, binascii.Error):  # a certificate-authority-data, client-certificate-data or key
+        return f"a *-data field is not base64: {err}"
     return f"not a kubeconfig ({type(err).__name__}: {err})"

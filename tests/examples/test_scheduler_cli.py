@@ -200,7 +200,11 @@ def test_run_without_a_cluster_says_so(tmp_path: Path) -> None:
     (b"[]\n", "not a kubeconfig (TypeError: "),  # what the official loader tripped over follows
     (b"apiVersion: v1\nclusters: 5\n", "not a kubeconfig (TypeError: "),
     (b"\x7fELF\xd0\x00", "not UTF-8 text (byte 4)"),
-], ids=["not-yaml", "a-list", "clusters-a-number", "binary"])
+    (b'{"apiVersion": "v1", "kind": "Config", "current-context": "c", "users": [{"name": "u", "user": {}}],'
+     b' "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}], "clusters": [{"name": "k",'
+     b' "cluster": {"server": "https://127.0.0.1:1", "certificate-authority-data": "!!notbase64"}}]}',
+     "a *-data field is not base64: "),
+], ids=["not-yaml", "a-list", "clusters-a-number", "binary", "ca-data-not-base64"])
 def test_a_kubeconfig_that_is_not_one_is_a_one_line_error_naming_the_file(tmp_path: Path, text: bytes,
                                                                           problem: str) -> None:
     kubeconfig = tmp_path / "kubeconfig"
