@@ -284,3 +284,16 @@ def test_an_aggregated_cluster_role_stores_the_rules_of_the_roles_it_selects(ser
     assert widgets in admin.sanitize_for_serialization(rbac.read_cluster_role("admin"))["rules"]  # admin has view
     rbac.delete_cluster_role("widgets-view")
     assert widgets not in view_rules()
+
+
+def test_a_put_that_creates_is_also_authorized_as_a_create(server: LoopbackAPIServer, admin: client.ApiClient) -> None:
+    # kube's update handler checks create permission when the PUT creates (AllowCreateOnUpdate kinds).
+    _grant(admin, "updater", {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["update"]})
+    client.CoordinationV1Api(admin).create_namespaced_lease("default", {"metadata": {"name": "there"}})
+    with client.ApiClient(_config(server.service_account_kubeconfig("default", "updater"))) as api:
+        leases = client.CoordinationV1Api(api)
+        assert leases.replace_namespaced_lease("there", "default", {"metadata": {"name": "there"}}).metadata.uid
+        body = _forbidden(lambda: leases.replace_namespaced_lease("new", "default", {"metadata": {"name": "new"}}))
+    assert body["message"] == ('leases.coordination.k8s.io "new" is forbidden: User '
+                               '"system:serviceaccount:default:updater" cannot create resource "leases" in API group '
+                               '"coordination.k8s.io" in the namespace "default"')

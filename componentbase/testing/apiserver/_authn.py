@@ -62,15 +62,20 @@ def _name_of(route: Route, query: Mapping[str, str]) -> str:
     return ""
 
 
-def authorize(authorizer: Any, user: User, route: Route, query: Mapping[str, str] | None = None) -> None:
-    """Raise kube's 403 (``pods "p" is forbidden: User "u" cannot get resource ...``) unless allowed."""
+def authorize(authorizer: Any, user: User, route: Route, query: Mapping[str, str] | None = None,
+              creates: bool = False) -> None:
+    """Raise kube's 403 (``pods "p" is forbidden: User "u" cannot get resource ...``) unless allowed.
+
+    ``creates``: an update that creates its object (a kind with AllowCreateOnUpdate), which kube's update
+    handler also authorizes as a create.
+    """
     res = route.res
     name = _name_of(route, query or {})
     if res is None:
         check(authorizer, user, Attributes(verb="get", path=route.path))
-    else:
-        check(authorizer, user, Attributes(route.verb, res.plural, route.sub, res.group, route.namespace, name),
-              res.key)
+        return
+    for verb in (route.verb, "create") if creates else (route.verb,):
+        check(authorizer, user, Attributes(verb, res.plural, route.sub, res.group, route.namespace, name), res.key)
 
 
 def check(authorizer: Any, user: User, attrs: Attributes, key: str = "") -> None:

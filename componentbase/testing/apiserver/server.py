@@ -31,7 +31,7 @@ from .auth import Authorizer, User
 from .discovery import Discovery
 from .errors import ApiError
 from .faults import Decision, Faults
-from .resources import Registry
+from .resources import CREATE_ON_UPDATE, Registry
 from .rest import Reply, Request, Rest, selectors_of
 from .reviews import REVIEWS, answer_review
 from .routing import Route, resolve
@@ -275,7 +275,11 @@ class _Handler(BaseHTTPRequestHandler):
             if decision is not None and not apply_faults(self, decision):
                 return
             if self.server.enforce_authorization:
-                authorize(self.server.authorizer, user, route, query)
+                res = route.res
+                creates = route.verb == "update" and res is not None and not route.sub \
+                    and (res.group, res.kind) in CREATE_ON_UPDATE \
+                    and self.server.store.get(res.bucket, route.namespace, route.name) is None
+                authorize(self.server.authorizer, user, route, query, creates)
             if route.res is None:
                 self._discovery(route.path)
                 return
