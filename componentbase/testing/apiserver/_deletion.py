@@ -16,8 +16,8 @@ from .errors import ApiError
 from .resources import Registry, Resource
 from .store import Entry, Store
 
-__all__ = ["FOREGROUND", "ORPHAN", "Deleter", "check_new_finalizers", "delete", "delete_namespace",
-           "done_deleting", "refuse_in_terminating"]
+__all__ = ["FOREGROUND", "ORPHAN", "Deleter", "check_new_finalizers", "check_preconditions", "delete",
+           "delete_namespace", "done_deleting", "refuse_in_terminating"]
 
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
@@ -206,3 +206,17 @@ def refuse_in_terminating(rest: Deleter, res: Resource, namespace: str, name: st
     if not res.group:
         del details["group"]
     raise ApiError(403, "Forbidden", f"{target} is forbidden: {why}", details)
+
+
+def check_preconditions(req: Request, cur: Entry) -> None:
+    """DeleteOptions' preconditions (uid, resourceVersion): kube's 409 when the stored object differs."""
+    pre = req.options.preconditions
+    if not pre:
+        return
+    meta = cur.obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    for key, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        if pre.get(key) and pre[key] != meta.get(key):
+            message = (f"Precondition failed: {label} in precondition: {pre[key]}, "
+                       f"{label} in object meta: {meta.get(key)}")
+            raise ApiError.conflict(req.res, req.name, message)

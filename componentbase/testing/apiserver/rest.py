@@ -17,6 +17,7 @@ from ._defaults import apply_defaults
 from ._deletion import (
     IMMORTAL_NAMESPACES,
     check_new_finalizers,
+    check_preconditions,
     delete,
     delete_namespace,
     done_deleting,
@@ -252,8 +253,7 @@ class Rest:
             raise ApiError.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                        f"({req.name})")
         with self.store.cond:
-            if (req.res.group, req.res.kind) in CREATE_ON_UPDATE and not req.sub \
-                    and self.store.get(req.res.bucket, req.namespace, req.name) is None:
+            if self.creates_on_update(req.res, req.namespace, req.name, req.sub):
                 obj["metadata"] = {k: v for k, v in meta.items() if k != "resourceVersion"} | {"name": req.name}
                 return Reply(201, view(req.res, self._create(req.res, req.namespace, obj, dry=req.options.dry_run,
                                                              req=req)).raw)
@@ -295,6 +295,11 @@ class Rest:
         entry = self._commit(req, cur, merge_subresource(req.res, old, new, req.sub))
         return Reply(200, view(req.res, entry).raw)
 
+    def creates_on_update(self, res: Resource, namespace: str, name: str, sub: str) -> bool:
+        """A PUT of this object would create it: its kind has kube's AllowCreateOnUpdate and it does not exist."""
+        return (res.group, res.kind) in CREATE_ON_UPDATE and not sub and self.store.get(res.bucket, namespace,
+                                                                                         name) is None
+
     def _current(self, req: Request) -> Entry:
         if (cur := self.store.get(req.res.bucket, req.namespace, req.name)) is None:
             raise ApiError.not_found(req.res, req.name)
@@ -306,7 +311,7 @@ class Rest:
     def delete(self, req: Request) -> Reply:
         with self.store.cond:
             cur = self._current(req)
-            _check_preconditions(req, cur)
+            check_preconditions(req, cur)
             if req.res.key == "namespaces":
                 return Reply(200, delete_namespace(self, req, cur).raw)
             entry = self._delete(req, req.namespace, cur)
@@ -386,15 +391,3 @@ class Rest:
         body = decode_object(req.body)
         sa = view(req.res, self._current(req)).obj
         return Reply(201, encode(token_request(sa, body, self.issuer, self.sign_token)))
-
-
-def _check_preconditions(req: Request, cur: Entry) -> None:
-    pre = req.options.preconditions
-    if not pre:
-        return
-    meta = _meta(cur.obj)
-    for key, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
-        if pre.get(key) and pre[key] != meta.get(key):
-            message = (f"Precondition failed: {label} in precondition: {pre[key]}, "
-                       f"{label} in object meta: {meta.get(key)}")
-            raise ApiError.conflict(req.res, req.name, message)

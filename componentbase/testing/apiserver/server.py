@@ -31,7 +31,7 @@ from .auth import Authorizer, User
 from .discovery import Discovery
 from .errors import ApiError
 from .faults import Decision, Faults
-from .resources import CREATE_ON_UPDATE, Registry
+from .resources import Registry
 from .rest import Reply, Request, Rest, selectors_of
 from .reviews import REVIEWS, answer_review
 from .routing import Route, resolve
@@ -275,10 +275,8 @@ class _Handler(BaseHTTPRequestHandler):
             if decision is not None and not apply_faults(self, decision):
                 return
             if self.server.enforce_authorization:
-                res = route.res
-                creates = route.verb == "update" and res is not None and not route.sub \
-                    and (res.group, res.kind) in CREATE_ON_UPDATE \
-                    and self.server.store.get(res.bucket, route.namespace, route.name) is None
+                creates = route.verb == "update" and route.res is not None \
+                    and self.server.rest.creates_on_update(route.res, route.namespace, route.name, route.sub)
                 authorize(self.server.authorizer, user, route, query, creates)
             if route.res is None:
                 self._discovery(route.path)
