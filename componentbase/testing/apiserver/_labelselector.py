@@ -21,7 +21,7 @@ __all__ = ["parse_label_selector"]
 
 Match = Callable[[dict[str, str]], bool]
 
-_SYMBOLS = {")": ")", ",": ",", "!": "!", "==": "==", "=": "=", ">": ">", "<": "<", "!=": "!=", "(": "("}
+_SYMBOLS = frozenset({")", ",", "!", "==", "=", ">", "<", "!=", "("})
 _SPECIAL = set("=!(),><")
 _KEYWORDS = ("in", "notin")
 _BINARY = "in, notin, =, ==, !=, gt, lt"

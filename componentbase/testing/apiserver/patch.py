@@ -171,9 +171,10 @@ def json_patch(doc: Any, ops: Any) -> Any:
             elif kind == "remove":
                 _remove(doc, parts)
             elif kind == "replace":
-                if not parts or not isinstance(_parent(doc, parts), dict):  # kube's json-patch v4 replaces a
-                    _get(doc, parts)                                        # missing object key: it adds it
-                if parts and isinstance(_parent(doc, parts), list):
+                parent = _parent(doc, parts) if parts else None
+                if not isinstance(parent, dict):  # kube's json-patch v4 replaces a missing object key: adds it
+                    _get(doc, parts)
+                if isinstance(parent, list):
                     _remove(doc, parts)
                 doc = _add(doc, parts, copy.deepcopy(op.get("value")))
             elif kind in ("move", "copy"):
