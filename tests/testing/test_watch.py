@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import queue
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -156,22 +157,37 @@ def test_watch_path_prefix_and_watch_1(
 
 
 def test_stop_ends_open_watches() -> None:
+    """An open watch ends as kube-apiserver ends watches when it shuts down: the stream closes cleanly,
+    so the client's watch loop returns, with no broken-connection error to tell apart from a real fault."""
     server = LoopbackAPIServer().start()
     api = server.api_client()
-    done = threading.Event()
+    v1 = client.CoreV1Api(api)
+    v1.create_namespaced_config_map("default", _cm("a"))
+    opened = threading.Event()
+    ended: queue.Queue[tuple[list[str], BaseException | None]] = queue.Queue()
 
     def run() -> None:
+        got: list[str] = []
         try:
-            v1 = client.CoreV1Api(api)
-            list(watch.Watch().stream(v1.list_namespaced_pod, "default", timeout_seconds=60))
-        except Exception:  # the connection may go either way when the server hangs up
-            pass
-        done.set()
+            for ev in watch.Watch().stream(v1.list_namespaced_config_map, "default", timeout_seconds=60):
+                got.append(ev["type"])
+                opened.set()
+        except BaseException as err:  # handed to the test, which fails on it
+            ended.put((got, err))
+            return
+        ended.put((got, None))
 
     threading.Thread(target=run, daemon=True).start()
+    assert opened.wait(10), "the watch never delivered its first event"
     server.stop()
-    assert done.wait(5)
-    api.close()
+    try:
+        got, err = ended.get(timeout=10)  # the watch asked for 60 s: ending sooner means stop() ended it
+    except queue.Empty:
+        pytest.fail("stop() left the watch open")
+    finally:
+        api.close()
+    assert err is None, f"the watch ended with {err!r}, not a clean end of stream"
+    assert got == ["ADDED"]
 
 
 def test_abandoned_watch_frees_its_thread(kube_apiserver: LoopbackAPIServer) -> None:
