@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
 from componentbase import Duration
@@ -56,5 +59,22 @@ def test_bad_durations_are_named(text: str, message: str) -> None:
 def test_duration_is_a_float_of_seconds() -> None:
     d = Duration("1m30s")
     assert d == 90.0 and d * 2 == 180.0 and repr(d) == "Duration('1m30s')"
+    assert d.seconds == 90.0 and type(d.seconds) is float and d.nanoseconds == 90 * 10**9
     with pytest.raises(TypeError):
         Duration(True)  # type: ignore[arg-type]
+
+
+def test_duration_is_exact_nanoseconds() -> None:
+    """Two durations a nanosecond apart past 2**53 are one float, yet differ, print and copy as Go's."""
+    a, b = Duration("9007199254740993ns"), Duration("9007199254740992ns")
+    assert float(a) == float(b) and a != b and a > b and len({a, b}) == 2
+    assert str(a) == "2501h59m59.254740993s" and Duration(a).nanoseconds == a.nanoseconds
+    assert copy.deepcopy(a).nanoseconds == pickle.loads(pickle.dumps(a)).nanoseconds == (1 << 53) + 1
+    assert Duration(15).nanoseconds == 15 * 10**9 and Duration(0.1).nanoseconds == 100_000_000
+    assert Duration.from_nanoseconds(-(1 << 63)) == parse_duration("-2562047h47m16.854775808s")
+    with pytest.raises(DurationError, match=r"^a duration must be within ±2562047h47m16.854775807s, got "):
+        Duration.from_nanoseconds(1 << 63)
+    with pytest.raises(DurationError):
+        Duration(1e10)  # seconds: past int64 nanoseconds
+    with pytest.raises(DurationError):
+        Duration(float("nan"))

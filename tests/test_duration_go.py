@@ -1,8 +1,9 @@
 """Durations exactly as Go's ``time.ParseDuration``: Go's own test table and a property test of its grammar.
 
-The table is Go's ``parseDurationTests`` (src/time/time_test.go), written here as data and checked against
-Go's ``ParseDuration`` in src/time/format.go; the property test generates strings from the grammar Go
-documents, ``[-+]?([0-9]*(\\.[0-9]*)?unit)+``, and checks the value against exact decimal arithmetic.
+The tables are Go's ``parseDurationTests``, ``parseDurationErrorTests`` and ``durationTests``
+(src/time/time_test.go), written here as data and checked against Go's ``ParseDuration`` in src/time/format.go;
+the property test generates strings from the grammar Go documents, ``[-+]?([0-9]*(\\.[0-9]*)?unit)+``,
+and checks the value against exact decimal arithmetic.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from componentbase.util import DurationError, format_duration_ns, parse_duration_ns
+from componentbase.util import Duration, DurationError, format_duration_ns, parse_duration, parse_duration_ns
 
 pytestmark = pytest.mark.unit
 
@@ -38,6 +39,7 @@ GO_ACCEPTED = [
     ("9007199254740993ns", (1 << 53) + 1),  # not representable in a float64
     ("9223372036854775807ns", MAX), ("9223372036854775.807us", MAX), ("9223372036s854ms775us807ns", MAX),
     ("-9223372036854775807ns", MIN + 1),
+    ("-9223372036854775.808us", MIN), ("-9223372036s854ms775us808ns", MIN),
     ("0.100000000000000000000h", 6 * 60 * S),  # a long fraction (Go issue 15011)
     ("0.830103483285477580700h", 2_988_372_539_827),  # the first overflow check of leadingFraction
     # Go accepts the most negative int64 since 1.17 (format.go: the magnitude may reach 1<<63 when negative)
@@ -58,18 +60,49 @@ GO_REJECTED = [
     ('1"s', 'time: unknown unit "\\"s" in duration "1\\"s"'),
     ("1\ts", 'time: unknown unit "\\x09s" in duration "1\\x09s"'),
     ("--1s", 'time: invalid duration "--1s"'),
+    # bytes that are not UTF-8 reach us from a command line as surrogate escapes; Go quotes the bytes
+    (b"\x85\x85".decode("utf-8", "surrogateescape"), 'time: invalid duration "\\x85\\x85"'),
+    (b"\xffff".decode("utf-8", "surrogateescape"), 'time: invalid duration "\\xffff"'),
+    (b"hello \xffff world".decode("utf-8", "surrogateescape"), 'time: invalid duration "hello \\xffff world"'),
+    ("\ufffd", 'time: invalid duration "\\xef\\xbf\\xbd"'),
+    ("\ufffd hello \ufffd world", 'time: invalid duration "\\xef\\xbf\\xbd hello \\xef\\xbf\\xbd world"'),
+    ("9223372036854775810ns", 'time: invalid duration "9223372036854775810ns"'),
+    ("-9223372036854775809ns", 'time: invalid duration "-9223372036854775809ns"'),
+    ("9223372036854776us", 'time: invalid duration "9223372036854776us"'),
+]
+
+# Go's durationTests: what Duration.String() prints for each value (and "-" before it for its negation).
+GO_STRINGS = [
+    ("0s", 0), ("1ns", 1), ("1.1µs", 1_100), ("2.2ms", 2_200_000), ("3.3s", 3_300_000_000),
+    ("4m5s", 245 * S), ("4m5.001s", 245_001_000_000), ("5h6m7.001s", 18_367_001_000_000),
+    ("8m0.000000001s", 480 * S + 1), ("2562047h47m16.854775807s", MAX), ("-2562047h47m16.854775808s", MIN),
 ]
 
 
 @pytest.mark.parametrize(("text", "nanos"), GO_ACCEPTED)
 def test_go_accepted_inputs(text: str, nanos: int) -> None:
+    """Every form a duration arrives in keeps every nanosecond: the parser, Duration and parse_duration."""
     assert parse_duration_ns(text) == nanos
+    assert Duration(text).nanoseconds == parse_duration(text).nanoseconds == nanos
+    assert Duration(str(Duration(text))).nanoseconds == nanos  # String() reads back exactly
+
+
+@pytest.mark.parametrize(("printed", "nanos"), GO_STRINGS)
+def test_go_duration_strings(printed: str, nanos: int) -> None:
+    d = Duration.from_nanoseconds(nanos)
+    assert str(d) == format_duration_ns(nanos) == printed
+    assert Duration(printed) == d and Duration(printed).nanoseconds == nanos
+    if nanos > 0:
+        assert str(-d) == "-" + printed
 
 
 @pytest.mark.parametrize(("text", "message"), GO_REJECTED)
 def test_go_rejected_inputs_with_go_messages(text: str, message: str) -> None:
     with pytest.raises(DurationError) as err:
         parse_duration_ns(text)
+    assert str(err.value) == message
+    with pytest.raises(DurationError) as err:
+        Duration(text)
     assert str(err.value) == message
 
 

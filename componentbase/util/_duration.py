@@ -1,8 +1,10 @@
 """Go durations: ``15s``, ``1m0s``, ``500ms``, parsed and printed as Go's ``time.Duration`` does.
 
 Kubernetes docs, flags and config files all speak Go's duration syntax, so a component built on this
-library accepts it everywhere and prints it back the same way. A :class:`Duration` is a ``float`` of
-seconds (sub-second values are fine, which tests rely on) that knows how to print itself.
+library accepts it everywhere and prints it back the same way. A :class:`Duration` is Go's value, an
+int64 of nanoseconds (:attr:`Duration.nanoseconds`), which parsing, ``str()``, equality and config files
+use; it is also a ``float`` of seconds, so the many places that wait on one (``Event.wait(d)``,
+``time.sleep(d)``, ``deadline = now + d``) keep working without a conversion at each.
 """
 
 from __future__ import annotations
@@ -138,9 +140,9 @@ def parse_duration_ns(text: str) -> int:
     return d
 
 
-def parse_duration(text: str) -> float:
-    """Parse a Go duration string into seconds, with Go's rules (a unit is required except for ``0``)."""
-    return parse_duration_ns(text) / 1e9
+def parse_duration(text: str) -> Duration:
+    """Parse a Go duration string, with Go's rules (a unit is required except for ``0``), exactly."""
+    return Duration.from_nanoseconds(parse_duration_ns(text))
 
 
 def _fmt_frac(value: int, digits: int) -> str:
@@ -180,19 +182,80 @@ def format_duration_ns(nanos: int) -> str:
 
 
 class Duration(float):
-    """Seconds as a ``float`` that prints as a Go duration; ``Duration("1m30s") == 90.0``."""
+    """A Go ``time.Duration``: int64 nanoseconds, usable as a ``float`` of seconds.
 
-    def __new__(cls, value: float | str = 0.0) -> Duration:
-        if isinstance(value, str):
-            value = parse_duration(value)
+    ``Duration("1m30s")``, ``Duration(90)`` and ``Duration(1.5)`` (seconds, as Python's waits take them) or
+    :meth:`from_nanoseconds`. The nanoseconds are the value: two durations compare and hash by them, and
+    ``str()`` prints them as Go does, so ``2562047h47m16.854775807s`` comes back exactly. Arithmetic is a
+    float's and gives a plain ``float`` of seconds, except negation, which is exact as in Go.
+    """
+
+    __slots__ = ("_ns",)
+    _ns: int
+
+    def __new__(cls, value: float | str = 0) -> Duration:
         if isinstance(value, bool):
             raise TypeError("a duration is not a bool")
+        if isinstance(value, Duration):
+            return cls.from_nanoseconds(value._ns)
+        if isinstance(value, str):
+            return cls.from_nanoseconds(parse_duration_ns(value))
+        if isinstance(value, int):
+            return cls.from_nanoseconds(value * 1_000_000_000)
         if not math.isfinite(value):
             raise DurationError(f"a duration must be finite, got {value}")
-        return super().__new__(cls, value)
+        return cls.from_nanoseconds(round(value * 1e9))
+
+    @classmethod
+    def from_nanoseconds(cls, nanos: int) -> Duration:
+        """Go's ``time.Duration(n)``: exactly ``n`` nanoseconds, which must fit in an int64."""
+        if not -_LIMIT <= nanos < _LIMIT:
+            raise DurationError(f"a duration must be within ±{format_duration_ns(_LIMIT - 1)}, got {nanos}ns")
+        self = super().__new__(cls, nanos / 1e9)
+        self._ns = nanos
+        return self
+
+    @property
+    def nanoseconds(self) -> int:
+        """The exact value, Go's ``d.Nanoseconds()``."""
+        return self._ns
+
+    @property
+    def seconds(self) -> float:
+        """The value as a plain ``float`` of seconds (Go's ``d.Seconds()``), for waits and arithmetic."""
+        return float(self)
+
+    def __reduce__(self) -> tuple[type[Duration], tuple[str]]:
+        return type(self), (format_duration_ns(self._ns),)  # copies and pickles keep every nanosecond
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Duration):
+            return self._ns == other._ns
+        return float(self) == other
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return float.__hash__(self)  # equal durations have equal floats; a float equal to one hashes alike
+
+    def __lt__(self, other: float) -> bool:
+        return self._ns < other._ns if isinstance(other, Duration) else float(self) < other
+
+    def __le__(self, other: float) -> bool:
+        return self._ns <= other._ns if isinstance(other, Duration) else float(self) <= other
+
+    def __gt__(self, other: float) -> bool:
+        return self._ns > other._ns if isinstance(other, Duration) else float(self) > other
+
+    def __ge__(self, other: float) -> bool:
+        return self._ns >= other._ns if isinstance(other, Duration) else float(self) >= other
+
+    def __neg__(self) -> Duration:
+        return Duration.from_nanoseconds(-self._ns if self._ns != -_LIMIT else self._ns)  # Go: -MinInt64 wraps
 
     def __str__(self) -> str:
-        return format_duration(self)
+        return format_duration_ns(self._ns)
 
     def __repr__(self) -> str:
-        return f"Duration({format_duration(self)!r})"
+        return f"Duration({format_duration_ns(self._ns)!r})"

@@ -100,6 +100,23 @@ def test_leader_election_flags_override_the_file_and_beat_deprecated_aliases(tmp
 
 
 @pytest.mark.unit
+def test_durations_keep_every_nanosecond_from_flags_and_files(tmp_path: Path) -> None:
+    """Go's int64 nanoseconds, past float64's 2**53: a flag and a file value are written back as given."""
+    most, odd = "2562047h47m16.854775807s", "2501h59m59.254740993s"  # 1<<63 - 1 and 1<<53 + 1 nanoseconds
+    cfg = written(tmp_path, f"--leader-elect-lease-duration={most}", "--leader-elect-renew-deadline=9007199254740993ns")
+    le = cfg.leader_election
+    assert (str(le.lease_duration), le.lease_duration.nanoseconds) == (most, (1 << 63) - 1)
+    assert (str(le.renew_deadline), le.renew_deadline.nanoseconds) == (odd, (1 << 53) + 1)
+    assert f"leaseDuration: {most}\n" in (tmp_path / "out.yaml").read_text()
+    source = tmp_path / "in.yaml"
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                      f"leaderElection:\n  leaseDuration: {most}\n  renewDeadline: 9007199254740993ns\n")
+    assert written(tmp_path, f"--config={source}").leader_election == le
+    code, _, err, _ = execute(["--leader-elect-lease-duration=2562047h47m16.854775808s"])
+    assert code == 1 and 'time: invalid duration "2562047h47m16.854775808s"' in err
+
+
+@pytest.mark.unit
 def test_validation_reports_every_problem_with_its_path(tmp_path: Path) -> None:
     source = tmp_path / "bad.yaml"
     source.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
