@@ -22,12 +22,15 @@ from componentbase.componentconfig._errors import DecodeError, LocatedError
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_VALUES", "Segment", "line_of", "load_yaml", "plain", "read_file"]
 
-#: Nesting deeper than this is refused: no config nests past ten, and recursion must stay far from Python's limit.
+#: Nesting deeper than this, aliases expanded, is refused: no config nests past ten, and conversion recurses, so
+#: this stays far below Python's recursion limit (kube's go-yaml allows 10000: Go's stacks grow; ours do not).
 MAX_DEPTH = 100
 #: Alias references allowed in one document (a "billion laughs" needs many of them).
 MAX_ALIASES = 1000
 #: Values (scalars and containers) a document may hold once its aliases are expanded.
 MAX_VALUES = 100_000
+#: go-yaml's words for an alias bomb, which kube's components print; ours add which bound was passed.
+_EXCESSIVE = "document contains excessive aliasing"
 
 #: Where a value sits below the document root: ("field", wire name), ("key", map key) or ("index", i).
 Segment = tuple[str, str | int]
@@ -149,7 +152,7 @@ def _reader_classes() -> tuple[type, type]:
 
 
 class _TooLarge(Exception):
-    """A document past one of the limits, at ``event``."""
+    """A document past one of the limits, or holding itself, at ``event``."""
 
     def __init__(self, event: Any, message: str) -> None:
         super().__init__(message)
@@ -157,7 +160,12 @@ class _TooLarge(Exception):
 
 
 class _Shape:
-    """Nesting, aliases and values expanded so far, counted from the event stream, which is read without recursion."""
+    """Nesting, aliases and values expanded so far, counted from the event stream, which is read without recursion.
+
+    An alias counts as the values and levels of what it names, so depth and size are those of the expanded
+    document, which is what conversion walks. An alias inside its own anchor would be an endless value:
+    ruamel reads it as ``null``; go-yaml, kube's reader, refuses it, and so does this.
+    """
 
     def __init__(self) -> None:
         from ruamel.yaml import events  # slow import: only when a config is read or written
@@ -166,36 +174,45 @@ class _Shape:
         self.depth = 0
         self.aliases = 0
         self.sizes: list[int] = [0]  # values inside each open collection, the document's at the bottom
+        self.heights: list[int] = [0]  # levels below each open collection, likewise
         self.total = 0  # sum(sizes)
-        self.anchored: dict[str, int] = {}
+        self.anchored: dict[str, tuple[int, int]] = {}  # anchor: (values, levels) of what it names
         self.opened: list[str | None] = []
 
     def see(self, event: Any) -> None:
         events = self.events
         if isinstance(event, events.AliasEvent):
+            if event.anchor in self.opened:
+                raise _TooLarge(event, f"anchor '{event.anchor}' value contains itself")
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
-                raise _TooLarge(event, f"more than {MAX_ALIASES} aliases")
-            self._add(self.anchored.get(event.anchor, 1))
+                raise _TooLarge(event, f"{_EXCESSIVE}: more than {MAX_ALIASES} aliases")
+            size, height = self.anchored.get(event.anchor, (1, 0))
+            if self.depth + height > MAX_DEPTH:
+                raise _TooLarge(event, f"exceeded max depth of {MAX_DEPTH} once aliases are expanded")
+            self._add(size)
+            self.heights[-1] = max(self.heights[-1], height)
         elif isinstance(event, events.CollectionStartEvent):
             self.depth += 1
             if self.depth > MAX_DEPTH:
-                raise _TooLarge(event, f"nested deeper than {MAX_DEPTH} levels")
+                raise _TooLarge(event, f"exceeded max depth of {MAX_DEPTH}")
             self.sizes.append(0)
+            self.heights.append(0)
             self.opened.append(event.anchor)
             self._add(1)
         elif isinstance(event, events.CollectionEndEvent):
             self.depth -= 1
-            size, anchor = self.sizes.pop(), self.opened.pop()
+            size, height, anchor = self.sizes.pop(), self.heights.pop() + 1, self.opened.pop()
             self.sizes[-1] += size
+            self.heights[-1] = max(self.heights[-1], height)
             if anchor:
-                self.anchored[anchor] = size
+                self.anchored[anchor] = (size, height)
         elif isinstance(event, events.NodeEvent):  # a scalar
             self._add(1)
             if event.anchor:
-                self.anchored[event.anchor] = 1
+                self.anchored[event.anchor] = (1, 0)
         if self.sizes[-1] > MAX_VALUES or self.total > MAX_VALUES:
-            raise _TooLarge(event, f"more than {MAX_VALUES} values once aliases are expanded")
+            raise _TooLarge(event, f"{_EXCESSIVE}: more than {MAX_VALUES} values once aliases are expanded")
 
     def _add(self, n: int) -> None:
         self.sizes[-1] += n

@@ -27,12 +27,12 @@ def test_an_alias_bomb_is_refused_at_once_naming_the_file_and_line() -> None:
     assert time.monotonic() - started < 1.0
     assert len(errors) == 1
     assert errors[0].startswith("sched.yaml:") and errors[0].endswith(
-        f"more than {MAX_VALUES} values once aliases are expanded")
+        f": document contains excessive aliasing: more than {MAX_VALUES} values once aliases are expanded")
 
 
 def test_too_many_aliases_are_refused() -> None:
     text = doc("a: &a x\nb: [" + ", ".join(["*a"] * (MAX_ALIASES + 1)) + "]\n")
-    assert errors_of(text) == [f"sched.yaml:4: more than {MAX_ALIASES} aliases"]
+    assert errors_of(text) == [f"sched.yaml:4: document contains excessive aliasing: more than {MAX_ALIASES} aliases"]
 
 
 def test_a_few_aliases_are_fine() -> None:
@@ -46,13 +46,46 @@ def test_deep_nesting_is_refused_before_anything_recurses(opening: str) -> None:
     closing = "]" if opening == "[" else "}"
     n = 5000
     errors = errors_of(doc("parallelism: " + opening * n + "1" * (opening != "[") + closing * n + "\n"))
-    assert errors == [f"sched.yaml:3: nested deeper than {MAX_DEPTH} levels"]
+    assert errors == [f"sched.yaml:3: exceeded max depth of {MAX_DEPTH}"]
 
 
 def test_nesting_at_the_limit_is_read() -> None:
     depth = MAX_DEPTH - 1  # the document's own map is one level
     errors = errors_of(doc("parallelism: " + "[" * depth + "]" * depth + "\n"))
     assert errors == ["sched.yaml:3: parallelism: Invalid value: must be an integer, not a list"]
+
+
+def chain(links: int, levels: int = 90) -> str:
+    """Each anchor nests the one before ``levels`` deeper: shallow as written, deep once aliases are expanded."""
+    lines = ["x0: &a0 " + "[" * levels + "1" + "]" * levels]
+    lines += [f"x{i}: &a{i} " + "[" * levels + f"*a{i - 1}" + "]" * levels for i in range(1, links)]
+    return doc("\n".join(lines) + "\n")
+
+
+def test_depth_counts_what_aliases_expand_to() -> None:
+    """Forty anchors each nesting the last 90 levels deeper is 3600 levels to convert: Python's recursion limit
+    was the error ('maximum recursion depth exceeded'), naming no file."""
+    assert errors_of(chain(40)) == [f"sched.yaml:4: exceeded max depth of {MAX_DEPTH} once aliases are expanded"]
+    # the document's map, then `outer` levels, then x0's `half`: exactly the limit, read; one level more is not
+    half = MAX_DEPTH // 2
+    outer = MAX_DEPTH - 1 - half
+    inner = "x0: &a0 " + "[" * half + "1" + "]" * half + "\n"
+    errors = errors_of(doc(inner + "parallelism: " + "[" * outer + "*a0" + "]" * outer + "\n"))
+    assert errors == ['sched.yaml:3: unknown field "x0"',
+                      "sched.yaml:4: parallelism: Invalid value: must be an integer, not a list"]
+    assert errors_of(doc(inner + "parallelism: " + "[" * (outer + 1) + "*a0" + "]" * (outer + 1) + "\n")) == [
+        f"sched.yaml:4: exceeded max depth of {MAX_DEPTH} once aliases are expanded"]
+
+
+@pytest.mark.parametrize(("body", "line"), [
+    ("labels: &a {b: *a}\n", 3),
+    ("profiles: &a [*a]\n", 3),
+    ("leaderElection: &a\n  <<: *a\n", 4),
+    ("profiles:\n- &p\n  args: [1, {x: [*p]}]\n", 5),
+])
+def test_an_anchor_holding_itself_is_refused_as_go_yaml_refuses_it(body: str, line: int) -> None:
+    """ruamel reads such an alias as null (a merge of one failed inside ruamel); go-yaml, kube's reader, refuses."""
+    assert errors_of(doc(body)) == [f"sched.yaml:{line}: anchor '{'p' if '&p' in body else 'a'}' value contains itself"]
 
 
 @pytest.mark.parametrize("size", [100_000, 1_000_000])

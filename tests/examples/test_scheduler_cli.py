@@ -166,6 +166,22 @@ leaderElection:
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize(("body", "problem"), [
+    ("parallelism: " + "[" * 5000 + "]" * 5000, ":3: exceeded max depth of 100"),
+    ("".join(f"x{i}: &a{i} " + "[" * 90 + (f"*a{i - 1}" if i else "1") + "]" * 90 + "\n" for i in range(40)),
+     ":4: exceeded max depth of 100 once aliases are expanded"),
+    ("leaderElection: &a\n  <<: *a", ":4: anchor 'a' value contains itself"),
+    ("".join(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}" if i else "v"] * 9) + "]\n" for i in range(9)),
+     ":8: document contains excessive aliasing: more than 100000 values once aliases are expanded"),
+], ids=["deep", "deep-through-aliases", "holds-itself", "billion-laughs"])
+def test_deep_or_cyclic_config_is_one_line_naming_the_file(tmp_path: Path, body: str, problem: str) -> None:
+    source = tmp_path / "in.yaml"
+    source.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body + "\n")
+    code, _, err, _ = execute([f"--config={source}", f"--write-config-to={tmp_path / 'out.yaml'}"])
+    assert (code, err.splitlines()) == (1, [f"Error: {source}{problem}"])
+
+
+@pytest.mark.unit
 def test_no_profiles_is_required_and_names_unique() -> None:
     from componentbase_examples.scheduler.config import validate
 
