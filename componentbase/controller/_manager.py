@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from componentbase.client import Fence, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
+from componentbase.controller._cleanup import Cleanup, Finalizing
 from componentbase.controller._controller import Controller
 from componentbase.controller._types import Reconciler
 from componentbase.controller._writes import WriteTracker
@@ -145,16 +146,24 @@ class Manager:
         return informer
 
     def controller(self, name: str, reconcile: Reconciler, *, read_your_writes: bool = True,
-                   **kw: Any) -> Controller:
+                   finalizer: str | None = None, cleanup: Cleanup | None = None, **kw: Any) -> Controller:
         """A new ``Controller`` added to this manager; chain ``.watch(informer)`` on it.
 
         With ``read_your_writes`` (the default), a reconcile of an object written through ``objects`` waits
-        (bounded) until the cache shows that write.
+        (bounded) until the cache shows that write. With ``finalizer`` and ``cleanup``, objects of the first
+        watched kind carry the finalizer, and ``cleanup(obj)`` runs on their deletion (see ``_cleanup``).
         """
         kw.setdefault("metrics", self.metrics)
         if read_your_writes:
             kw.setdefault("writes", self.writes)
-        c = Controller(name, reconcile, **kw)
+        finalizing = None
+        if finalizer is not None or cleanup is not None:
+            if finalizer is None or cleanup is None:
+                raise ValueError(f"controller {name}: finalizer= and cleanup= go together")
+            finalizing = Finalizing(reconcile, finalizer, cleanup, self.objects)
+        c = Controller(name, finalizing.reconcile if finalizing else reconcile, **kw)
+        if finalizing is not None:
+            finalizing.bind(c)
         self.add(c)
         return c
 

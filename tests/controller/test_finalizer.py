@@ -1,0 +1,201 @@
+"""A controller's own finalizer and owned children, through the official client against the loopback server.
+
+One server and one Manager for the module: each test uses its own objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from componentbase.client import ObjectClient
+from componentbase.controller import (
+    Controller,
+    FinalizerError,
+    Manager,
+    Request,
+    has_finalizer,
+    set_controller_reference,
+)
+from componentbase.controller._cleanup import Finalizing
+from componentbase.testing import LoopbackAPIServer, eventually
+from componentbase.workqueue import ItemExponentialFailureRateLimiter
+from tests.controller.helpers import configmap
+
+pytestmark = pytest.mark.integration
+
+FINALIZER = "demo.example.com/cleanup"
+BASE_DELAY = 0.05
+
+
+@dataclass
+class Web:
+    """The module's Manager and what its controller saw."""
+
+    mgr: Manager
+    api: Any
+    objects: ObjectClient
+    #: Per object, whether the server showed our finalizer at each reconcile.
+    reconciled: dict[str, list[bool]] = field(default_factory=dict)
+    #: Per object, the monotonic time of each cleanup call.
+    cleanups: dict[str, list[float]] = field(default_factory=dict)
+    #: Objects whose cleanup raises.
+    failing: set[str] = field(default_factory=set)
+    asynchronous: Finalizing | None = None
+
+    def exists(self, name: str) -> dict[str, Any] | None:
+        try:
+            got: dict[str, Any] = self.objects.get("v1", "ConfigMap", name, "default")
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        return got
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[Web]:
+    with LoopbackAPIServer() as server:
+        api = server.api_client()
+        mgr = Manager(api)
+        state = Web(mgr, api, ObjectClient(api))
+        cms = mgr.informer("v1", "ConfigMap", label_selector="app=web")
+
+        def reconcile(req: Request) -> None:
+            live = state.exists(req.name)
+            if live is None:
+                return
+            state.reconciled.setdefault(req.name, []).append(has_finalizer(live, FINALIZER))
+            child = configmap(f"{req.name}-child")
+            set_controller_reference(live, child)
+            if state.exists(child["metadata"]["name"]) is None:  # type: ignore[index]
+                mgr.objects.create(child)
+
+        def cleanup(obj: dict[str, Any]) -> None:
+            name = obj["metadata"]["name"]
+            state.cleanups.setdefault(name, []).append(time.monotonic())
+            if name in state.failing:
+                raise RuntimeError(f"the backend still holds {name}")
+
+        mgr.controller("web", reconcile, finalizer=FINALIZER, cleanup=cleanup,
+                       rate_limiter=ItemExponentialFailureRateLimiter(BASE_DELAY, 2.0)).watch(cms)
+        state.asynchronous = _async_finalizing(mgr, state)
+        stop = threading.Event()
+        thread = threading.Thread(target=mgr.run, args=(stop,))
+        thread.start()
+        try:
+            # Its threads run before the first test: the leak check snapshots them as the module's.
+            state.objects.create(configmap("warm-up", app="web"))
+            eventually(lambda: state.reconciled.get("warm-up"), what="the controller running")
+            yield state
+        finally:
+            stop.set()
+            thread.join(10)
+            api.close()
+
+
+def _async_finalizing(mgr: Manager, state: Web) -> Finalizing:
+    """The wrapper of async functions, bound to a controller that is not run: the test calls it itself."""
+
+    async def reconcile(req: Request) -> None:
+        state.reconciled.setdefault(req.name, []).append(has_finalizer(state.exists(req.name) or {}, FINALIZER))
+
+    async def cleanup(obj: dict[str, Any]) -> None:
+        await asyncio.sleep(0)
+        state.cleanups.setdefault(obj["metadata"]["name"], []).append(time.monotonic())
+
+    finalizing = Finalizing(reconcile, FINALIZER, cleanup, mgr.objects)
+    finalizing.bind(Controller("async", finalizing.reconcile).watch(mgr.informer("v1", "ConfigMap",
+                                                                                 label_selector="app=async")))
+    return finalizing
+
+
+def _delete(web: Web, name: str) -> None:
+    client.CoreV1Api(web.api).delete_namespaced_config_map(name, "default")
+
+
+def test_the_finalizer_is_there_before_the_first_reconcile_and_cleanup_runs_on_delete(web: Web) -> None:
+    web.objects.create(configmap("a", app="web"))
+    eventually(lambda: web.reconciled.get("a"), what="a reconciled")
+    assert web.reconciled["a"][0] is True, "the server had our finalizer when the reconcile first ran"
+    held = web.exists("a")
+    assert held is not None and held["metadata"]["finalizers"] == [FINALIZER]
+    _delete(web, "a")
+    eventually(lambda: web.exists("a") is None, what="a gone once cleaned up")
+    assert len(web.cleanups["a"]) == 1
+
+
+def test_cleanup_that_raises_keeps_the_finalizer_and_backs_off(web: Web, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="componentbase.controller")
+    web.failing.add("b")
+    web.objects.create(configmap("b", app="web"))
+    # Twice: once the finalizer is added, once more for the finalizer's own MODIFIED event.
+    eventually(lambda: len(web.reconciled.get("b", ())) == 2, what="b reconciled")
+    _delete(web, "b")
+    eventually(lambda: len(web.cleanups.get("b", ())) >= 4, what="cleanup retried")
+    held = web.exists("b")
+    assert held is not None and held["metadata"].get("deletionTimestamp"), "deleted, held by the finalizer"
+    assert held["metadata"]["finalizers"] == [FINALIZER]
+    times = web.cleanups["b"][:4]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert all(gap >= BASE_DELAY * 2**i * 0.9 for i, gap in enumerate(gaps)), f"exponential backoff: {gaps}"
+    lines = [r.getMessage() for r in caplog.records if "key=default/b" in r.getMessage()]
+    assert lines and all(line.startswith("Reconciler error controller=web key=default/b (retry ") for line in lines)
+    assert lines[0].endswith("RuntimeError: the backend still holds b"), lines[0]
+    assert len(web.reconciled["b"]) == 2, "an object being deleted is not reconciled"
+    web.failing.discard("b")
+    eventually(lambda: web.exists("b") is None, what="b gone once cleanup succeeded")
+
+
+def test_an_owned_child_is_garbage_collected_with_its_owner(web: Web) -> None:
+    web.objects.create(configmap("c", app="web"))
+    child = eventually(lambda: web.exists("c-child"), what="the child created")
+    owner = web.exists("c")
+    assert owner is not None and child is not None
+    assert child["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": owner["metadata"]["uid"], "controller": True,
+         "blockOwnerDeletion": True}]
+    _delete(web, "c")
+    eventually(lambda: web.exists("c") is None and web.exists("c-child") is None, what="owner and child gone")
+
+
+def test_async_reconcile_and_cleanup_are_awaited(web: Web) -> None:
+    finalizing = web.asynchronous
+    assert finalizing is not None and finalizing.is_async
+    cms = finalizing.controller.informers[0] if finalizing.controller else None
+    assert cms is not None
+    web.objects.create(configmap("d", app="async"))
+    eventually(lambda: cms.get("default/d"), what="d in the cache")
+    asyncio.run(finalizing.reconcile_async(Request("default", "d")))
+    assert web.reconciled["d"] == [True]
+    _delete(web, "d")
+    eventually(lambda: (cms.get("default/d") or {}).get("metadata", {}).get("deletionTimestamp"),
+               what="the deletion in the cache")
+    asyncio.run(finalizing.reconcile_async(Request("default", "d")))
+    assert len(web.cleanups["d"]) == 1 and web.exists("d") is None
+    assert web.reconciled["d"] == [True], "not reconciled while deleted"
+
+
+def test_a_stale_view_conflicts_instead_of_dropping_another_finalizer(web: Web) -> None:
+    finalizing = web.asynchronous
+    assert finalizing is not None
+    stale = web.objects.create(configmap("e", app="stale"))
+    web.objects.patch(stale, {"metadata": {"finalizers": ["other.example.com/keep"]}})
+    with pytest.raises(FinalizerError) as err:
+        finalizing._add(stale)
+    assert str(err.value) == (
+        "adding finalizer demo.example.com/cleanup to ConfigMap default/e: 409 Conflict: Operation cannot be "
+        'fulfilled on configmaps "e": the object has been modified; please apply your changes to the latest '
+        "version and try again")
+    kept = web.exists("e")
+    assert kept is not None and kept["metadata"]["finalizers"] == ["other.example.com/keep"]
