@@ -331,3 +331,37 @@ def test_task_pool_survives_a_failing_task_and_says_when_a_worker_did_not_end(
     assert pool.workers.join(2)
     assert ran == ["after the failure"]
     assert any("test: task failed" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.unit
+def test_work_in_progress_gauges_are_computed_when_scraped_and_the_newest_queue_of_a_name_counts() -> None:
+    """client-go's unfinished-work and longest-running-processor gauges, by queue name; disabled by name."""
+    from componentbase.metrics import Metrics
+
+    def gauges(metrics: Metrics) -> list[str]:
+        return [line.split(" ")[0] for line in metrics.render().decode().splitlines()
+                if line.startswith(("workqueue_unfinished", "workqueue_longest"))]
+
+    metrics = Metrics(process_metrics=False)
+    old: WorkQueue[str] = WorkQueue("q", metrics)
+    old.add("stale")
+    old.get()  # never done: a queue replaced by a new one of its name (its controller restarted) is not counted
+    q: WorkQueue[str] = WorkQueue("q", metrics)
+    for item in ("a", "b"):
+        q.add(item)
+        q.get()
+    [a, b] = q.in_flight()
+    assert 0 < b <= a
+    text = metrics.render().decode()
+    unfinished = float(text.split('workqueue_unfinished_work_seconds{name="q"} ')[1].split()[0])
+    longest = float(text.split('workqueue_longest_running_processor_seconds{name="q"} ')[1].split()[0])
+    assert longest >= a and unfinished >= longest + b  # read later than in_flight(): only larger
+    q.done("a")
+    q.done("b")
+    assert q.in_flight() == []
+    assert 'workqueue_unfinished_work_seconds{name="q"} 0.0' in metrics.render().decode()
+    assert gauges(metrics) == ['workqueue_unfinished_work_seconds{name="q"}',
+                               'workqueue_longest_running_processor_seconds{name="q"}']
+    quiet = Metrics(process_metrics=False, disabled=["workqueue_unfinished_work_seconds"])
+    WorkQueue("q", quiet)
+    assert gauges(quiet) == ['workqueue_longest_running_processor_seconds{name="q"}']

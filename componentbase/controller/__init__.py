@@ -45,7 +45,7 @@ from componentbase.controller._ownership import (
     set_controller_reference,
     set_owner_reference,
 )
-from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result
+from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result, TerminalError
 
 __all__ = [
     "AlreadyOwnedError",
@@ -62,6 +62,7 @@ __all__ = [
     "Result",
     "Runnable",
     "Source",
+    "TerminalError",
     "add_finalizer",
     "annotations_changed",
     "enqueue_object",

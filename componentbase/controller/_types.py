@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["Event", "MapFunc", "Predicate", "Reconciler", "Request", "Result"]
+__all__ = ["Event", "MapFunc", "Predicate", "Reconciler", "Request", "Result", "TerminalError"]
 
 Obj = dict[str, Any]
 
@@ -44,6 +44,13 @@ class Result:
     requeue_after: float = 0.0
 
 
+class TerminalError(Exception):
+    """Raise it from a reconcile that no retry can fix (an invalid spec): logged with the key, counted in
+    ``controller_runtime_terminal_reconcile_errors_total`` and not retried, as controller-runtime's
+    ``reconcile.TerminalError``; the key's next event reconciles it again. ``raise TerminalError(msg) from err``.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """A change an informer saw: ``type`` is ``ADDED``, ``MODIFIED`` or ``DELETED``; ``old`` only on updates."""
@@ -53,8 +60,9 @@ class Event:
     old: Obj | None = None
 
 
-#: The reconcile function: ``None`` means done.
-Reconciler = Callable[[Request], "Result | None"]
+#: The reconcile function: ``None`` means done. An ``async def`` one (or one returning an awaitable) runs on
+#: the controller's event loop.
+Reconciler = Callable[[Request], "Result | Awaitable[Result | None] | None"]
 #: Whether an event is worth a reconcile (``generation_changed`` ...).
 Predicate = Callable[[Event], bool]
 #: Which objects an event concerns (the object itself, its owner, anything).

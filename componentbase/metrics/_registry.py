@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from componentbase.util import version
@@ -78,6 +78,15 @@ class Metrics:
         self._reconcile_errors = self._maybe(Counter, "controller_runtime_reconcile_errors",
                                              "Total number of reconciliation errors per controller", ["controller"],
                                              public_name="controller_runtime_reconcile_errors_total")
+        self._terminal_errors = self._maybe(Counter, "controller_runtime_terminal_reconcile_errors",
+                                            "Total number of terminal reconciliation errors per controller",
+                                            ["controller"],
+                                            public_name="controller_runtime_terminal_reconcile_errors_total")
+        self._panics = self._maybe(Counter, "controller_runtime_reconcile_panics",
+                                   "Total number of reconciliation panics per controller", ["controller"],
+                                   public_name="controller_runtime_reconcile_panics_total")
+        self._active_workers = self._maybe(Gauge, "controller_runtime_active_workers",
+                                           "Number of currently used workers per controller", ["controller"])
         self._reconcile_time = self._maybe(Histogram, "controller_runtime_reconcile_time_seconds",
                                            "Length of time per reconciliation per controller", ["controller"],
                                            buckets=_RECONCILE_BUCKETS)
@@ -94,6 +103,8 @@ class Metrics:
                                        ["name"], buckets=_QUEUE_BUCKETS)
         self._queue_retries = self._maybe(Counter, "workqueue_retries", "Total number of retries handled by workqueue",
                                           ["name"], public_name="workqueue_retries_total")
+        self._in_flight = _InFlight(self.disabled)
+        reg.register(self._in_flight)
         build = self._maybe(Gauge, "kubernetes_build_info",
                             "A metric with a constant '1' value labeled by major, minor, git version, git commit, "
                             "git tree state, build date, Python version, compiler, and platform on which this "
@@ -152,6 +163,25 @@ class Metrics:
         if duration is not None:
             duration.observe(seconds)
 
+    def observe_terminal_error(self, controller: str) -> None:
+        """A reconcile of ``controller`` failed for good (counted as an error by ``observe_reconcile`` too)."""
+        if self._terminal_errors is not None:
+            self._terminal_errors.labels(controller).inc()
+
+    def observe_panic(self, controller: str) -> None:
+        """A reconcile of ``controller`` ended by what Go would call a panic (see ``Controller``)."""
+        if self._panics is not None:
+            self._panics.labels(controller).inc()
+
+    def worker_active(self, controller: str, delta: int) -> None:
+        """A worker of ``controller`` took a key (``delta`` 1) or finished it (-1)."""
+        gauge = self._cached(("active", controller), self._active_series)
+        if gauge is not None:
+            gauge.inc(delta)
+
+    def _active_series(self, controller: str) -> Any:
+        return _child(self._active_workers, controller)
+
     def _reconcile_series(self, controller: str, result: str) -> tuple[Any, Any, Any]:
         return (_child(self._reconciles, controller, result),
                 _child(self._reconcile_errors, controller) if result == "error" else None,
@@ -173,8 +203,11 @@ class Metrics:
         if self._reconciles is not None:
             for result in ("success", "error", "requeue", "requeue_after"):
                 self._reconciles.labels(controller, result)
-        if self._reconcile_errors is not None:
-            self._reconcile_errors.labels(controller)
+        for counter in (self._reconcile_errors, self._terminal_errors, self._panics):
+            if counter is not None:
+                counter.labels(controller)
+        if self._active_workers is not None:
+            self._active_workers.labels(controller).set(0)
 
     # --- a ``workqueue.QueueMetrics``: client-go's workqueue metrics, by queue name ----------------
 
@@ -202,6 +235,9 @@ class Metrics:
         if retries is not None:
             retries.inc()
 
+    def queue_created(self, name: str, in_flight: Callable[[], list[float]]) -> None:
+        self._in_flight.queues[name] = in_flight
+
     def _queue_series(self, name: str) -> tuple[Any, ...]:
         return tuple(_child(m, name) for m in (self._queue_adds, self._queue_depth, self._queue_latency,
                                                self._queue_work, self._queue_retries))
@@ -218,6 +254,44 @@ class Metrics:
         from prometheus_client import generate_latest
 
         return generate_latest(self.registry)
+
+
+class _InFlight:
+    """client-go's gauges of work in progress, by queue: computed when scraped from the items each queue has in
+    work, where client-go sets them every 500 ms, so a scrape sees the work stuck now."""
+
+    UNFINISHED = "workqueue_unfinished_work_seconds"
+    LONGEST = "workqueue_longest_running_processor_seconds"
+
+    def __init__(self, disabled: frozenset[str]) -> None:
+        self.disabled = disabled
+        #: Each queue name's ``in_flight``; a new queue of a name (a controller started again) replaces the old.
+        self.queues: dict[str, Callable[[], list[float]]] = {}
+
+    def _families(self) -> tuple[Any, Any]:
+        from prometheus_client.core import GaugeMetricFamily  # ~0.1 s to import; loaded by Metrics already
+
+        unfinished = GaugeMetricFamily(
+            self.UNFINISHED, "How many seconds of work has done that is in progress and hasn't been observed by "
+            "work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by "
+            "observing the rate at which this increases.", labels=["name"])
+        longest = GaugeMetricFamily(self.LONGEST, "How many seconds has the longest running processor for "
+                                    "workqueue been running.", labels=["name"])
+        return (None if self.UNFINISHED in self.disabled else unfinished,
+                None if self.LONGEST in self.disabled else longest)
+
+    def describe(self) -> list[Any]:
+        return [f for f in self._families() if f is not None]
+
+    def collect(self) -> Iterator[Any]:
+        unfinished, longest = self._families()
+        for name, in_flight in list(self.queues.items()):
+            seconds = in_flight()
+            if unfinished is not None:
+                unfinished.add_metric([name], sum(seconds))
+            if longest is not None:
+                longest.add_metric([name], max(seconds, default=0.0))
+        yield from (f for f in (unfinished, longest) if f is not None)
 
 
 def _child(metric: Any, *values: str) -> Any:

@@ -16,7 +16,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, Protocol, TypeVar
 
 from componentbase.util import REAL_CLOCK, Clock, TokenBucket, exponential_delay
@@ -143,6 +143,11 @@ class QueueMetrics(Protocol):
         """An item was added back after a failure."""
         ...
 
+    def queue_created(self, name: str, in_flight: Callable[[], list[float]]) -> None:
+        """A queue named ``name`` exists: ``in_flight()`` gives, when scraped, how long each item in work has been
+        (client-go's unfinished-work and longest-running-processor gauges; the newest queue of a name wins)."""
+        ...
+
 
 class WorkQueue(Generic[T]):
     """A FIFO of distinct items with ``add_after`` for delayed adds; ``get`` blocks.
@@ -163,6 +168,8 @@ class WorkQueue(Generic[T]):
         self._ready_at: dict[T, float] = {}
         self._counter = itertools.count()
         self._shutting_down = False
+        if metrics is not None:
+            metrics.queue_created(name, self.in_flight)
 
     # --- adding --------------------------------------------------------------------------------
 
@@ -250,6 +257,12 @@ class WorkQueue(Generic[T]):
                 self._cond.notify()
             if self._shutting_down:
                 self._cond.notify_all()  # shut_down_with_drain may be waiting
+
+    def in_flight(self) -> list[float]:
+        """How long, in seconds, each item taken and not yet ``done`` has been in work (kept with metrics only)."""
+        with self._cond:
+            now = time.monotonic()
+            return [now - taken for taken in self._taken_at.values()]
 
     def __len__(self) -> int:
         """Items ready to be taken (not those processing or still delayed)."""
