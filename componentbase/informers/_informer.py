@@ -41,6 +41,10 @@ def _rv(obj: Obj) -> Any:
     return obj["metadata"].get("resourceVersion")
 
 
+def _uid(obj: Obj) -> Any:
+    return obj["metadata"].get("uid")
+
+
 def strip_managed_fields(obj: Obj) -> Obj:
     """A transform dropping ``metadata.managedFields``: often the largest part of a cached object, and
     rarely read by a controller (as controller-runtime users do with ``cache.TransformStripManagedFields``)."""
@@ -70,12 +74,13 @@ class SharedInformer:
         self.resync_period = resync_period
         self.indexer = Indexer(indexers)
         self._lock = threading.Lock()  # orders cache writes with notification batches
-        self._synced = threading.Event()
+        self._synced = threading.Event()  # the cache holds the server's state (cleared while a relist is due)
+        self._listed = False  # a first list was filed
         self._started = False
         self._dispatcher = Dispatcher(list_watch.describe(), resync_period, self._resync)
         self._reflector = Reflector(list_watch, self, page_size=page_size, watch_timeout=watch_timeout,
                                     list_timeout=list_timeout, backoff=backoff,
-                                    inactivity_timeout=inactivity_timeout)
+                                    inactivity_timeout=inactivity_timeout, on_synced=self._set_synced)
         self._threads: _List[threading.Thread] = []
 
     def __repr__(self) -> str:
@@ -157,8 +162,16 @@ class SharedInformer:
         self._dispatcher.stop()
 
     def has_synced(self) -> bool:
-        """True once the first list is in the cache (handlers: see their registration's ``has_synced``)."""
+        """True once a list is in the cache; False again from a failed watch until the reflector found the
+        server's history unchanged or relisted (handlers: see their registration's ``has_synced``)."""
         return self._synced.is_set()
+
+    def _set_synced(self, synced: bool) -> None:
+        """The reflector's word on whether the cache is known to be current (after a first list)."""
+        if synced and self._listed:
+            self._synced.set()
+        elif not synced:
+            self._synced.clear()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)
@@ -192,14 +205,15 @@ class SharedInformer:
                 if old is None:
                     changes.append((key, obj))
                     notes.append((ADD, None, obj))
-                elif _rv(old) != _rv(obj):
+                elif _rv(old) != _rv(obj) or _uid(old) != _uid(obj):  # a restored server reuses versions
                     changes.append((key, obj))
                     notes.append((UPDATE, old, obj))
             for key, old in before.items():
                 changes.append((key, None))
                 notes.append((DELETE, DeletedFinalStateUnknown(key, old), None))
             self.indexer.apply(changes)
-            first = not self._synced.is_set()
+            first = not self._listed
+            self._listed = True
             self._synced.set()
             self._dispatcher.push(notes, synced=first)
 

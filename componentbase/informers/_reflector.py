@@ -11,6 +11,16 @@
 - A resourceVersion ahead of the server's ("Too large resource version") or one that went backwards (an
   event or bookmark older than what was seen: the server restarted with a fresh sequence) means our
   position means nothing to this server: list again, or the watch would wait for a future that never comes.
+- After a watch failed (refused, dropped, ended at once) the server may have been restored or replaced
+  behind the same address, and kube-apiserver holds a watch from a resourceVersion it has not reached
+  open in silence. So a one-item list (its resourceVersion is the server's latest) comes first: lower
+  than ours, the server's history went backwards and we relist; else the watch resumes, with no relist
+  storm when an API server restarts. A server whose new history already passed our resourceVersion
+  cannot be told apart; etcd's ``snapshot restore --bump-revision --mark-compacted`` makes it a 410.
+- A list whose resourceVersion is lower than ours replaces the cache all the same (the handlers see what
+  was deleted and added), and says so in the log.
+- From a failed watch until the check (or relist) is done, ``on_synced(False)`` tells the informer its
+  cache is not known to be current; ``on_synced(True)`` after a check that found it is.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from componentbase.client import (
@@ -67,8 +78,10 @@ class Reflector:
 
     def __init__(self, list_watch: ListWatch, sink: Sink, *, page_size: int = 500,
                  watch_timeout: float = 300.0, list_timeout: float = 60.0,
-                 backoff: Backoff | None = None, inactivity_timeout: float | None = None) -> None:
+                 backoff: Backoff | None = None, inactivity_timeout: float | None = None,
+                 on_synced: Callable[[bool], None] | None = None) -> None:
         self.lw = list_watch
+        self._on_synced = on_synced
         self.inactivity_timeout = inactivity_timeout
         self.sink = sink
         self.page_size = page_size
@@ -77,6 +90,11 @@ class Reflector:
         self.backoff = backoff or Backoff()
         self.failures = 0  # in a row
         self.resource_version = ""
+        #: A list must come before the next watch: our position may mean nothing to the server.
+        self.stale = False
+        #: A watch failed: check the server's history has not gone backwards before watching again.
+        self.unverified = False
+        self.probes = 0  # one-item lists made for that check
         self.lists = 0  # lists completed
         self.watches = 0  # watches opened
         self._stopped = threading.Event()
@@ -93,7 +111,7 @@ class Reflector:
 
     def run(self) -> None:
         while not self._stopped.is_set():
-            if not self.resource_version:
+            if not self.resource_version or self.stale:
                 try:
                     self.resource_version = self._list()
                 except _Stopped:
@@ -102,6 +120,14 @@ class Reflector:
                     self._failed("list", err)
                     continue
                 self._succeeded()
+            elif self.unverified:
+                try:
+                    self._verify()
+                except Exception as err:
+                    self._failed("list", err)
+                    continue
+                if self.stale:
+                    continue
             self._watch()
 
     # --- listing -------------------------------------------------------------------------------
@@ -126,10 +152,27 @@ class Reflector:
                 break
             if self._stopped.is_set():
                 raise _Stopped
+        seen = self.resource_version
+        if not self.stale and seen.isdigit() and rv.isdigit() and int(rv) < int(seen):
+            log.info("list %s: the server's resourceVersion went backwards (%s after %s): its history was "
+                     "restored or replaced; replacing the cache with its state", self._what, rv, seen)
         self.sink.replace(items, rv)
+        self.stale = self.unverified = False
         self.lists += 1
         log.log(V(4), "list %s: %d objects at resourceVersion %s", self._what, len(items), rv)
         return rv
+
+    def _verify(self) -> None:
+        """After a failed watch: relist if the server's resourceVersion is now lower than ours."""
+        page = self.lw.list_page(limit=1, timeout=self.list_timeout)
+        self.probes += 1
+        self.unverified = False
+        seen, now = self.resource_version, page.resource_version
+        if seen.isdigit() and now.isdigit() and int(now) < int(seen):
+            self._gone(f"list {self._what}: the server's resourceVersion went backwards ({now} after {seen}): "
+                       "its history was restored or replaced")
+        elif self._on_synced is not None:
+            self._on_synced(True)
 
     # --- watching ------------------------------------------------------------------------------
 
@@ -147,7 +190,7 @@ class Reflector:
             if _history_gone(err):
                 self._gone(f"watch {self._what}: {describe(err).summary}")
             else:
-                self._failed("watch", err)
+                self._watch_failed(err)
             return
         self.watches += 1
         self._stream = stream
@@ -161,7 +204,7 @@ class Reflector:
             return
         except Exception as err:
             if not self._stopped.is_set():
-                self._failed("watch", err)
+                self._watch_failed(err)
             return
         finally:
             self._stream = None
@@ -170,7 +213,7 @@ class Reflector:
             return
         lasted = time.monotonic() - started
         if received == 0 and lasted < _SHORT_WATCH:
-            self._failed("watch", BadResponse(f"very short watch: ended after {lasted:.3f}s with no events"))
+            self._watch_failed(BadResponse(f"very short watch: ended after {lasted:.3f}s with no events"))
             return
         log.log(V(5), "watch %s ended after %.1fs, %d events; resuming at %s", self._what, lasted, received,
                 self.resource_version)
@@ -208,8 +251,8 @@ class Reflector:
                 if not isinstance(meta, dict) or (kind != "BOOKMARK" and not meta.get("name")):
                     raise BadResponse(f"watch: {kind} event without metadata")
                 if kind == "BOOKMARK":
+                    self._check_forward(meta.get("resourceVersion") or rv)
                     rv = meta.get("resourceVersion") or rv
-                    self._check_forward(rv)
                     continue
                 if kind not in _EVENT_TYPES:
                     raise BadResponse(f"watch: unknown event type {kind!r}")
@@ -238,9 +281,22 @@ class Reflector:
     # --- outcomes ------------------------------------------------------------------------------
 
     def _gone(self, why: str) -> None:
-        """Relist at once: history is gone, but the server is fine."""
+        """Relist at once: our position means nothing to the server, which is fine."""
         log.info("%s; relisting", why)
-        self.resource_version = ""
+        self._mark_stale()
+
+    def _watch_failed(self, err: BaseException) -> None:
+        """Back off, then list before watching again (see the module's docstring); a 429 only slows us."""
+        if describe(err).status != 429:
+            self.unverified = True
+            if self._on_synced is not None:
+                self._on_synced(False)
+        self._failed("watch", err)
+
+    def _mark_stale(self) -> None:
+        self.stale = True
+        if self._on_synced is not None:
+            self._on_synced(False)
 
     def _failed(self, what: str, err: BaseException) -> None:
         if self._stopped.is_set():

@@ -56,6 +56,10 @@ class LoopbackAPIServer:
     ``publish_kubelet_client_ca`` writes the CA of the server's kubelet client certificate into
     ``kube-system/extension-apiserver-authentication`` (``client-ca-file``) at start, so kubelets that read
     it (the example virtual kubelet does) accept the node proxy: ``kubectl logs``, ``exec``, ``attach``.
+    ``webhook_services`` maps a Service (``"namespace/name"``) that webhook configurations and CRD conversion
+    name in ``clientConfig.service`` to the ``"host:port"`` serving it, as envtest's WebhookInstallOptions
+    points them at the webhook server in the test; the certificate must still be valid for
+    ``name.namespace.svc`` and signed by the ``caBundle`` (``set_webhook_service`` changes it while running).
     """
 
     def __init__(
@@ -80,7 +84,9 @@ class LoopbackAPIServer:
         publish_kubelet_client_ca: bool = False,
         header_timeout: float = HEADER_TIMEOUT,
         anonymous_auth: bool = True,
+        webhook_services: Mapping[str, str] | None = None,
     ) -> None:
+        self.webhook_services = dict(webhook_services or {})
         self._port = port
         self._resources = list(resources)
         self._crd_dirs = [os.fspath(d) for d in crd_dirs]
@@ -124,7 +130,8 @@ class LoopbackAPIServer:
         self.store = Store(self.watch_history)
         registry = Registry(builtin_resources())
         registry.register(*self._resources)
-        self._server_tls = ServerTLS(self._host, self._client_ca_file) if self.tls else None
+        if self.tls and self._server_tls is None:  # kept across a restart: clients keep trusting the server
+            self._server_tls = ServerTLS(self._host, self._client_ca_file)
         authorizers: list[Decider] = [self.authorizer]
         if self.rbac:
             authorizers.append(RBACAuthorizer(self.store, registry))
@@ -134,6 +141,7 @@ class LoopbackAPIServer:
             self._server_tls.context if self._server_tls else None, self._authenticator(registry),
         )
         httpd.heads.timeout = self.header_timeout
+        httpd.rest.webhooks.client.services = self.webhook_services  # one map, changed in place by set_webhook_service
         sa_tokens = httpd.authenticator.service_accounts
         if sa_tokens is not None:
             httpd.rest.sign_token = sa_tokens.sign
@@ -162,15 +170,8 @@ class LoopbackAPIServer:
 
     def stop(self) -> None:
         """Stop serving, end watches, hang up on open connections; safe to call twice."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
+        if not self._halt():
             return
-        self.store.close()
-        httpd.shutdown()
-        httpd.hang_up_all()
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
@@ -178,6 +179,27 @@ class LoopbackAPIServer:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
             self._kubeconfig = None
+
+    def restart(self) -> LoopbackAPIServer:
+        """Stop, then serve again on the same address, with the same credentials and kubeconfig, from empty
+        storage whose resourceVersions start again at 1: a cluster whose etcd was restored or replaced
+        behind the same address. Clients' watches are cut, and their resourceVersions are ahead of it."""
+        port = self.port
+        self._halt()
+        self._port = port
+        return self.start()
+
+    def _halt(self) -> bool:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return False
+        self.store.close()
+        httpd.shutdown()
+        httpd.hang_up_all()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        return True
 
     def serve_forever(self) -> None:
         """Block until ``stop`` is called from another thread (the CLI's signal handler does)."""
@@ -284,6 +306,13 @@ class LoopbackAPIServer:
         Subresources count under their resource's plural; discovery under its path.
         """
         return self._running().request_counts()
+
+    def set_webhook_service(self, service: str, address: str | None) -> None:
+        """Route ``clientConfig.service`` ``"namespace/name"`` to ``"host:port"`` (None: no longer)."""
+        if address is None:
+            self.webhook_services.pop(service, None)
+        else:
+            self.webhook_services[service] = address
 
     def register(self, *resources: Resource) -> None:
         """Serve more resources (now if running, and from every later start); discovery follows."""

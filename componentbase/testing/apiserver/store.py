@@ -154,3 +154,4 @@ class Store:
         with self.cond:
             self.closed = True
             self.wake_watches()
+            self.cond.notify_all()  # and lists waiting for a resourceVersion (_rv.wait_fresh)

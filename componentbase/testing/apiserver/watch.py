@@ -1,4 +1,10 @@
-"""Watch streams: initial ADDEDs, then events from the store's history, bookmarks, and 410 Gone."""
+"""Watch streams: initial ADDEDs, then events from the store's history, bookmarks, and 410 Gone.
+
+A watch from a resourceVersion the server has not reached is held open in silence, as kube-apiserver's
+watch cache holds it (only a list, or a watch with ``sendInitialEvents``, waits 3 s for it and then
+answers "Too large resource version"): it gets the events after that resourceVersion, and no bookmark
+before the server reaches it.
+"""
 
 from __future__ import annotations
 
@@ -141,9 +147,10 @@ def stream(
             yield _gone(pos, floor)
             return
         lines = [line for line in (_translate(spec, ev) for ev in events) if line is not None]
-        pos = current
         if spec.bookmarks and now >= next_bookmark:
-            lines.append(_bookmark(spec.res, pos))
+            if current >= pos:  # a watch from ahead of the server gets none, as kube's cacheWatcher sends none
+                lines.append(_bookmark(spec.res, current))  # older than the resourceVersion it started from
             next_bookmark = _next_bookmark(spec, now, bookmark_interval)
+        pos = max(pos, current)  # nor does it go back: events up to that resourceVersion are not its own
         if lines:
             yield b"".join(lines)
