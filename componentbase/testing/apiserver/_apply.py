@@ -154,15 +154,23 @@ def _store(obj: dict[str, Any], entries: list[dict[str, Any]]) -> None:
         meta.pop("managedFields", None)
 
 
+def _identifier(entry: dict[str, Any]) -> str:
+    """BuildManagerIdentifier: the entry as JSON without its fields and time (and, for an applier, its
+    apiVersion); kube sorts conflicting managers by it."""
+    ident = {"manager": entry.get("manager"), "operation": entry.get("operation"),
+             "apiVersion": entry.get("apiVersion") if entry.get("operation") != "Apply" else None,
+             "subresource": entry.get("subresource")}
+    return json.dumps({k: v for k, v in ident.items() if v}, separators=(",", ":"))
+
+
 def _describe(entry: dict[str, Any]) -> str:
-    """printManager: Update managers are named with their apiVersion and time."""
+    """printManager of a manager identifier: Update managers are named with their apiVersion. The identifier
+    carries no time, so kube never prints the 'at <time>' printManager has a branch for."""
     name = json.dumps(entry.get("manager", ""))
     if entry.get("subresource"):
         name += f" with subresource {json.dumps(entry['subresource'])}"
     if entry.get("operation") == "Update":
         name += f" using {entry.get('apiVersion', '')}"
-        if entry.get("time"):
-            name += f" at {entry['time']}"
     return name
 
 
@@ -173,13 +181,14 @@ def _conflict(conflicts: list[tuple[Path, dict[str, Any]]]) -> ApiError:
         path, entry = conflicts[0]
         message = f"Apply failed with 1 conflict: conflict with {_describe(entry)}: {path_string(path)}"
     else:
-        by_manager: dict[str, list[str]] = {}
+        by_manager: dict[str, tuple[str, list[str]]] = {}
         for path, entry in conflicts:
-            by_manager.setdefault(_describe(entry), []).append(f"- {path_string(path)}")
+            by_manager.setdefault(_identifier(entry), (_describe(entry), []))[1].append(f"- {path_string(path)}")
         lines = []
-        for name in sorted(by_manager):
+        for ident in sorted(by_manager):
+            name, paths = by_manager[ident]
             lines.append(f"conflicts with {name}:")
-            lines.extend(by_manager[name])
+            lines.extend(paths)
         message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
     return ApiError(409, "Conflict", message, {"causes": causes})
 

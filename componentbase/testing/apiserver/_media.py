@@ -25,6 +25,9 @@ JSON = "application/json"
 YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _PASS = frozenset({"", JSON, "*/*"})
+#: What apiextensions-apiserver's handler takes in a PATCH of a custom resource: no strategic merge patch,
+#: which needs a Go type's struct tags (its supportedTypes).
+_CUSTOM_PATCHES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
 
 
 def _media(content_type: str) -> str:
@@ -59,6 +62,9 @@ def _unsupported(res: Resource) -> ApiError:
 def request_body(verb: str, res: Resource | None, sub: str, body: bytes, content_type: str) -> tuple[bytes, str]:
     """``(body, content_type)`` with YAML and protobuf bodies turned into JSON; patches pass unchanged."""
     media = _media(content_type)
+    if verb == "patch" and res is not None and res.schema is not None and media not in _CUSTOM_PATCHES:
+        raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                       f"accepted media types include: {', '.join(_CUSTOM_PATCHES)}")
     if res is None or verb in ("patch", "get", "list", "watch") or not body or media in _PASS:
         return body, content_type
     if media == PROTOBUF and res.schema is None:
