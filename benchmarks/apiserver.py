@@ -1,7 +1,8 @@
 """Throughput and memory of the loopback API server: the ceiling later benchmarks measure against.
 
 Runs the server as a subprocess through its CLI (so client and server do not share a GIL, as with
-a real kube-apiserver), drives it with one official ``kubernetes`` client, and prints its figures.
+a real kube-apiserver), drives it with one official ``kubernetes`` client, and prints its figures; the
+server's RSS holding ``--pods`` pods is judged against ``TARGET`` (issue 3).
 Run: ``python benchmarks/apiserver.py [--seconds 3] [--pods 10000]``.
 """
 
@@ -20,7 +21,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import psutil
+from _verdict import Verdicts
 from kubernetes import client, config
+
+TARGET = 300  # MiB of server RSS with 10,000 pods
 
 
 def _pod(name: str) -> dict[str, Any]:
@@ -69,14 +73,17 @@ def main() -> int:
             assert proc.stdout is not None
             url = proc.stdout.readline().strip()
             print(f"server {url} pid {proc.pid}, idle RSS {psutil.Process(proc.pid).memory_info().rss / 2**20:.1f} MiB")
-            _run(kubeconfig, url, proc.pid, args.seconds, args.pods)
+            items, rss = _run(kubeconfig, url, proc.pid, args.seconds, args.pods)
         finally:
             proc.terminate()
             proc.wait(timeout=10)
-    return 0
+    verdicts = Verdicts()
+    verdicts.at_most(f"server RSS with {items} pods", rss, TARGET, unit=" MiB", digits=1)
+    return verdicts.exit_code
 
 
-def _run(kubeconfig: str, url: str, pid: int, seconds: float, pods: int) -> None:
+def _run(kubeconfig: str, url: str, pid: int, seconds: float, pods: int) -> tuple[int, float]:
+    """Print the throughput figures; the pods held and the server's RSS (MiB) once filled."""
     # Any: the client's typed signatures want models, and plain dicts are what tests send too.
     api: Any = config.new_client_from_config(config_file=kubeconfig)
     v1: Any = client.CoreV1Api(api)
@@ -109,10 +116,10 @@ def _run(kubeconfig: str, url: str, pid: int, seconds: float, pods: int) -> None
     _rate("pod binding (_preload_content=False)", seconds, bind, limit=created)
     _rate("pod GET (official client)", seconds, lambda i: v1.read_namespaced_pod("create-0", "default"))
     api.close()
-    _memory(url, pid, pods, created)
+    return _memory(url, pid, pods, created)
 
 
-def _memory(url: str, pid: int, pods: int, have: int) -> None:
+def _memory(url: str, pid: int, pods: int, have: int) -> tuple[int, float]:
     """Fill the server up to ``pods`` pods over raw keep-alive HTTP (fast), then read its RSS."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
@@ -133,7 +140,7 @@ def _memory(url: str, pid: int, pods: int, have: int) -> None:
     conn.close()
     rss = psutil.Process(pid).memory_info().rss / 2**20
     print(f"filled to {items} pods in {fill:.2f} s (raw HTTP); full list {listed * 1000:.0f} ms")
-    print(f"server RSS with {items} pods: {rss:.1f} MiB (target < 300 MiB): {'OK' if rss < 300 else 'OVER'}")
+    return items, rss
 
 
 if __name__ == "__main__":

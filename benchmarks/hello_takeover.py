@@ -2,9 +2,9 @@
 
 Each round starts a loopback API server (a child process) and two ``python -m componentbase_examples.hello`` replicas
 (leaseDuration 2 s, renewDeadline 1.5 s, retryPeriod 0.2 s), waits until the standby campaigns with a synced
-cache, kills the leader, creates a ConfigMap at once and times until its greeting is written. Target: at most
-leaseDuration + retryPeriod + 0.3 s. The standby judges expiry from when it last saw the lease change (as
-client-go does), so up to one of its polls is part of the figure.
+cache, kills the leader, creates a ConfigMap at once and times until its greeting is written. Target
+(issue 16, ``TARGET``): a median of at most leaseDuration + retryPeriod + 0.3 s. The standby judges expiry
+from when it last saw the lease change (as client-go does), so up to one of its polls is part of the figure.
 Run from the repository root: ``python benchmarks/hello_takeover.py [--rounds N]``.
 """
 
@@ -19,10 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _verdict import Verdicts
+
 from componentbase.client import ObjectClient, new_api_client
 from componentbase.componentconfig import ClientConnectionConfiguration
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.2
+TARGET = LEASE + RETRY + 0.3  # seconds, issue 16
 
 
 def _wait(condition: Any, timeout: float, what: str) -> Any:
@@ -44,7 +47,8 @@ def one_round(tmp: Path, n: int) -> float:
         objects = ObjectClient(new_api_client(ClientConnectionConfiguration(kubeconfig=str(kubeconfig), qps=-1)))
         args = [sys.executable, "-m", "componentbase_examples.hello", f"--kubeconfig={kubeconfig}",
                 f"--leader-elect-lease-duration={LEASE}s", f"--leader-elect-renew-deadline={RENEW}s",
-                f"--leader-elect-retry-period={RETRY}s", "--leader-elect-resource-namespace=default"]
+                f"--leader-elect-retry-period={RETRY}s", "--leader-elect-resource-namespace=default",
+                "--secure-port=0"]  # two replicas on one host: serving's default port is one process's
         logs = [tmp / f"hello-{n}-{i}.log" for i in range(2)]
         for log in logs:
             with log.open("w") as f:
@@ -70,17 +74,18 @@ def one_round(tmp: Path, n: int) -> float:
         server.wait(10)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     rounds = parser.parse_args().rounds
     with tempfile.TemporaryDirectory() as tmp:
         figures = [one_round(Path(tmp), n) for n in range(rounds)]
-    target = LEASE + RETRY + 0.3
-    print(f"SIGKILL -> standby's first write: median {statistics.median(figures):.2f}s, max {max(figures):.2f}s "
-          f"(rounds: {', '.join(f'{f:.2f}' for f in figures)}); target <= {target:.1f}s "
-          f"{'OK' if statistics.median(figures) <= target else 'MISSED'}")
+    print(f"SIGKILL -> standby's first write: max {max(figures):.2f}s "
+          f"(rounds: {', '.join(f'{f:.2f}' for f in figures)})")
+    verdicts = Verdicts()
+    verdicts.at_most("median SIGKILL -> standby's first write", statistics.median(figures), TARGET, unit=" s")
+    return verdicts.exit_code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

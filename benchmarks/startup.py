@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from _verdict import Verdicts
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 8.0
 
@@ -36,8 +38,9 @@ def main() -> int:
     ratio = h / b
     print(f"python -c pass:                      {b * 1000:7.1f} ms (median of {args.runs})")
     print(f"python -m componentbase_examples.scheduler --help: {h * 1000:7.1f} ms (median of {args.runs})")
-    print(f"ratio: {ratio:.2f} (target <= {TARGET:g}) {'OK' if ratio <= TARGET else 'OVER TARGET'}")
-    return 0
+    verdicts = Verdicts()
+    verdicts.at_most("ratio --help / python -c pass", ratio, TARGET)
+    return verdicts.exit_code
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@
   The VK's own informer is the observer: a second watch of our own would charge the VK with CPU (its
   decoding here, its fan-out in the server) that the baseline does not pay.
 
-ratio = virtual kubelet rate / baseline rate (target >= 0.8, issue 16). Both run against the same loopback API
-server, alternating for ``--rounds`` rounds on fresh pods, so the machine's speed cancels out; the
+ratio = virtual kubelet rate / baseline rate (target: at least ``TARGET``). Both run against the same loopback
+API server, alternating for ``--rounds`` rounds on fresh pods, so the machine's speed cancels out; the
 median ratio is the figure. The server runs in its own process (``--in-process`` to share this one),
 as a real API server would not share the virtual kubelet's GIL. Beside the rates, each side's CPU per
 pod in this process and in the server's (read from /proc, Linux): a noisy machine moves the rates,
@@ -36,10 +36,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from _verdict import Verdicts
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-TARGET = 0.8
+TARGET = 0.8  # issue 16: the existing ratios must improve on the new runtime (issue 7's was 0.7)
 
 
 class CPUMeter:
@@ -276,10 +278,11 @@ def main() -> int:
                                   "baseline_server": median(lambda raw, vk: raw.server_ms)}}
     print(json.dumps(figures))
     cost = figures["cpu_ms_per_pod"]
-    print(f"median ratio {ratio:.2f} (target >= {TARGET}); a pod costs the VK and the server "
-          f"{cost['virtual_kubelet'] + cost['virtual_kubelet_server']:.2f} ms of CPU, a raw status write "
-          f"{cost['baseline_client'] + cost['baseline_server']:.2f} ms")
-    return 0
+    print(f"a pod costs the VK and the server {cost['virtual_kubelet'] + cost['virtual_kubelet_server']:.2f} ms "
+          f"of CPU, a raw status write {cost['baseline_client'] + cost['baseline_server']:.2f} ms")
+    verdicts = Verdicts()
+    verdicts.at_least("median ratio, bound -> Running / raw status writes", ratio, TARGET)
+    return verdicts.exit_code
 
 
 if __name__ == "__main__":
