@@ -1,6 +1,6 @@
 """The one seam to the official ``kubernetes`` client: building an ``ApiClient`` (kubeconfig, in-cluster),
-client-side rate limiting, API error classification and retries, Kubernetes timestamps (``metav1.Time``,
-``MicroTime``) and request metrics.
+client-side rate limiting, reads and writes of any kind (``ObjectClient``), API error classification and
+retries, Kubernetes timestamps (``metav1.Time``, ``MicroTime``) and request metrics.
 
 Importing this package does not import ``kubernetes``; building a client does.
 """
@@ -10,6 +10,10 @@ from __future__ import annotations
 from componentbase.client._build import (
     ClientConfigError,
     new_api_client,
+)
+from componentbase.client._conflict import (
+    Conflict,
+    FieldConflict,
 )
 from componentbase.client._errors import (
     DEFAULT_BACKOFF,
@@ -61,8 +65,14 @@ from componentbase.client._metrics import (
     host_of,
     observe_request,
 )
-from componentbase.client._rest import (
+from componentbase.client._mutate import (
+    OperationResult,
+)
+from componentbase.client._objects import (
+    PATCH_TYPES,
     ObjectClient,
+)
+from componentbase.client._rest import (
     ResourceMapping,
     RESTMapper,
     UnknownKind,
@@ -82,14 +92,18 @@ from componentbase.client._time import (
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_RETRY",
+    "PATCH_TYPES",
     "SERVICE_ACCOUNT_DIR_ENV",
     "CallFailure",
     "ClientConfigError",
     "ClientDescription",
+    "Conflict",
     "Fence",
+    "FieldConflict",
     "NotLeader",
     "NotPortable",
     "ObjectClient",
+    "OperationResult",
     "RESTMapper",
     "RequestObservation",
     "ResourceMapping",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -20,7 +19,7 @@ from urllib.parse import quote
 from componentbase.client._errors import json_body
 from componentbase.client._fastcall import request
 
-__all__ = ["RESTMapper", "ResourceMapping", "UnknownKind", "request"]
+__all__ = ["RESTMapper", "ResourceMapping", "UnknownKind"]
 
 
 class UnknownKind(LookupError):
@@ -37,6 +36,7 @@ class ResourceMapping:
     kind: str
     namespaced: bool
     verbs: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()  # "status", "scale"... as discovery lists them
 
     @property
     def api_version(self) -> str:
@@ -94,12 +94,19 @@ class RESTMapper:
                 raise
             doc = {}
         kinds: dict[str, ResourceMapping] = {}
-        for r in doc.get("resources") or ():
+        resources = [r for r in doc.get("resources") or () if isinstance(r, dict)]
+        subresources: dict[str, list[str]] = {}
+        for r in resources:
+            parent, _, sub = str(r.get("name") or "").partition("/")
+            if sub:  # subresources are not kinds of their own
+                subresources.setdefault(parent, []).append(sub)
+        for r in resources:
             name = str(r.get("name") or "")
-            if not name or "/" in name:  # subresources are not kinds of their own
+            if not name or "/" in name:
                 continue
             kinds[str(r.get("kind"))] = ResourceMapping(group, version, name, str(r.get("kind")),
-                                                        bool(r.get("namespaced")), tuple(r.get("verbs") or ()))
+                                                        bool(r.get("namespaced")), tuple(r.get("verbs") or ()),
+                                                        tuple(subresources.get(name, ())))
         with self._lock:
             self._by_gv[api_version] = kinds
         return kinds
@@ -114,49 +121,3 @@ def _no_match(api_version: str, kind: str, kinds: dict[str, ResourceMapping]) ->
         close = [k for k in kinds if k.lower() == kind.lower()]
     return message + (f"; did you mean {', '.join(close)}?" if close else "")
 
-
-class ObjectClient:
-    """Create, read, patch and delete any object given as a dict with ``apiVersion`` and ``kind``.
-
-    As controller-runtime's client over the official one: the kind's path comes from the mapper; answers are
-    plain dicts. Errors are the official client's ``ApiException``.
-    """
-
-    def __init__(self, api_client: Any, mapper: RESTMapper | None = None,
-                 on_write: Callable[[dict[str, Any]], None] | None = None) -> None:
-        self.api_client = api_client
-        self.mapper = mapper or RESTMapper(api_client)
-        #: Called with each object a create or patch returns (the Manager's read-your-own-writes).
-        self.on_write = on_write
-
-    def _call(self, method: str, obj: dict[str, Any], *, name: bool, subresource: str = "", body: Any = None,
-              content_type: str = "application/json", query: Iterable[tuple[str, str]] = ()) -> Any:
-        mapping = self.mapper.mapping(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
-        meta = obj.get("metadata") or {}
-        path = mapping.path(meta.get("namespace") or None, str(meta.get("name", "")) if name else "", subresource)
-        return json_body(request(self.api_client, method, path, query=list(query), body=body,
-                                  content_type=content_type if body is not None else None, timeout=60))
-
-    def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> Any:
-        """The object as the server has it now."""
-        ref = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": namespace}}
-        return self._call("GET", ref, name=True)
-
-    def create(self, obj: dict[str, Any]) -> Any:
-        """Create ``obj``; the created object."""
-        return self._wrote(self._call("POST", obj, name=False, body=obj))
-
-    def patch(self, obj: dict[str, Any], patch: dict[str, Any], *, subresource: str = "") -> Any:
-        """A JSON merge patch of ``obj`` (or of its ``subresource``, such as ``status``); the patched object."""
-        return self._wrote(self._call("PATCH", obj, name=True, subresource=subresource, body=patch,
-                                      content_type="application/merge-patch+json"))
-
-    def _wrote(self, answer: Any) -> Any:
-        if self.on_write is not None and isinstance(answer, dict):
-            self.on_write(answer)
-        return answer
-
-    def delete(self, obj: dict[str, Any], *, propagation_policy: str = "") -> Any:
-        """Delete ``obj``; the server's answer (the object while it finalizes, or a Status)."""
-        query = [("propagationPolicy", propagation_policy)] if propagation_policy else []
-        return self._call("DELETE", obj, name=True, query=query)
