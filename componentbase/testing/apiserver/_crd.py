@@ -12,12 +12,13 @@ import json
 import os
 from typing import Any
 
-from ._convert import ApiVersionConverter
+from ._conversion import converter_for
 from ._json import loads
 from ._schema import Cause, go_value, structural_errors
+from ._webhookclient import WebhookClient
 from ._wire import now_rfc3339
 from .errors import ApiError
-from .resources import CRUD_VERBS, Registry, Resource, ScalePaths
+from .resources import CRUD_VERBS, Converter, Registry, Resource, ScalePaths
 
 __all__ = ["CRD_KEY", "Crds", "read_crd_files"]
 
@@ -89,8 +90,9 @@ def _condition(kind: str, reason: str, message: str, old: list[dict[str, Any]], 
 class Crds:
     """The CRD side of the server; every method runs under the store's lock."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, client: WebhookClient | None = None) -> None:
         self.registry = registry
+        self.client = client or WebhookClient()  # calls the conversion webhooks (``_conversion``)
 
     def admit(self, crd: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         """``crd`` defaulted, validated (422 naming the fields) and with the status kube's controllers set."""
@@ -144,13 +146,14 @@ class Crds:
                           for c in (crd.get("status") or {}).get("conditions") or ())
         if not established:
             return
-        resources = [self._resource(spec, names, v) for v in spec.get("versions") or () if v.get("served")]
+        resources = [self._resource(spec, names, v, converter_for(crd, v["name"], self.client))
+                     for v in spec.get("versions") or () if v.get("served")]
         self.registry.register(*resources)
 
     @staticmethod
-    def _resource(spec: dict[str, Any], names: dict[str, Any], version: dict[str, Any]) -> Resource:
+    def _resource(spec: dict[str, Any], names: dict[str, Any], version: dict[str, Any], convert: Converter
+                  ) -> Resource:
         group = spec["group"]
-        storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
         subs = version.get("subresources") or {}
         scale = subs.get("scale")
         return Resource(
@@ -160,7 +163,7 @@ class Crds:
             subresources=("status",) if isinstance(subs.get("status"), dict) else (),
             scale=ScalePaths(scale["specReplicasPath"], scale.get("statusReplicasPath") or ".status.replicas",
                         scale.get("labelSelectorPath") or "") if isinstance(scale, dict) else None,
-            convert=ApiVersionConverter(f"{group}/{version['name']}", f"{group}/{storage}"),
+            convert=convert,
             schema=(version.get("schema") or {}).get("openAPIV3Schema"),
             selectable_fields=tuple(str(f.get("jsonPath", "")).lstrip(".")
                                     for f in version.get("selectableFields") or () if isinstance(f, dict)))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._json import loads
+from .auth import User
 from .errors import ApiError
 from .resources import Resource
 
@@ -61,6 +62,8 @@ class Request:
     content_type: str = "application/json"
     options: Options = field(default_factory=Options)
     user_agent: str = ""  # names the field manager of a write without ``fieldManager``
+    user: User | None = None  # who asked: admission webhooks see it (``userInfo``)
+    warnings: list[str] = field(default_factory=list)  # admission webhooks' warnings, answered as headers
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from ._subresources import (
     with_replicas,
 )
 from ._validation import raise_invalid, validate
+from ._webhooks import WebhookAdmission
 from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 from .errors import ApiError, status_body
 from .patch import apply_patch
@@ -81,7 +82,8 @@ class Rest:
         self.registry = registry
         self.garbage_collection = garbage_collection
         self.lifecycle = Collector(self)
-        self.crds = Crds(registry)
+        self.webhooks = WebhookAdmission(store, registry)  # admission webhooks; conversion webhooks share its client
+        self.crds = Crds(registry, self.webhooks.client)
         self.issuer = issuer
         self.sign_token: Callable[[str], str] | None = None  # set when the server authenticates SA tokens
         self._random = random.Random()
@@ -136,9 +138,11 @@ class Rest:
         shaped.update((k, v) for k, v in obj.items() if k not in ("kind", "apiVersion"))
         return shaped
 
-    def _admit(self, res: Resource, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-        """Defaulting and validation, in the request's version: a CRD version's schema for custom
-        resources, kube's defaulters for built-ins, and the CRD checks for CRDs."""
+    def _admit(self, res: Resource, obj: dict[str, Any], old: dict[str, Any] | None,
+               req: Request | None = None) -> dict[str, Any]:
+        """Mutating webhooks, then defaulting and validation in the request's version (a CRD version's schema
+        for custom resources, kube's defaulters for built-ins, the CRD checks for CRDs), then validating ones."""
+        obj = self.webhooks.mutate(req, obj, old)
         if res.schema is not None:
             obj, errors = _schema.admit(res.schema, obj)
             if errors:
@@ -148,8 +152,8 @@ class Rest:
         raise_invalid(res, _meta(obj).get("name", ""), (
             update_errors(res, obj, old) if old is not None else []) + validate(res, obj))
         if res.key == CRD_KEY:
-            return self.crds.admit(obj, old)
-        return obj
+            obj = self.crds.admit(obj, old)
+        return self.webhooks.validate(req, obj, old)
 
     def _commit(self, req: Request, cur: Entry, new: dict[str, Any]) -> Entry:
         """Finish an update of ``cur`` (stored) to ``new`` (in the request's version): keep immutable
@@ -167,7 +171,7 @@ class Rest:
                 meta.pop(key, None)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         obj["metadata"] = meta
-        obj = self._admit(res, obj, old)
+        obj = self._admit(res, obj, old, req)
         track_write(req, old, obj)
         check_new_finalizers(res, old, obj)
         meta = obj["metadata"]
@@ -234,7 +238,7 @@ class Rest:
             meta["generation"] = 1
         if res.schema is not None and res.has_status:
             obj.pop("status", None)  # a custom resource's status is only written through /status
-        obj = self._admit(res, obj, None)
+        obj = self._admit(res, obj, None, req)
         if req is not None:
             track_write(req, None, obj)
         return self._write(res, namespace, to_storage(res, obj), dry=dry)
@@ -321,6 +325,7 @@ class Rest:
             return Reply(202 if waits else 200, view(req.res, entry).raw)
 
     def _delete(self, req: Request, namespace: str, cur: Entry) -> Entry:
+        self.webhooks.deleting(req, namespace, view(req.res, cur).obj)
         return delete(self, req, namespace, cur)
 
     def delete_collection(self, req: Request, pred: Predicate | None) -> Reply:

@@ -27,6 +27,7 @@ from ._media import render, request_body, watch_rows
 from ._options import options_of
 from ._rbac import Decider
 from ._rv import watch_start
+from ._webhooks import with_warnings
 from .auth import Authorizer, User
 from .discovery import Discovery
 from .errors import ApiError
@@ -285,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             body, content_type = request_body(route.verb, route.res, route.sub, body, content_type)
             req = Request(route.verb, route.res, route.namespace, route.name, route.sub, query, body,
                           content_type, options_of(route.verb, pairs, body, content_type),
-                          self.headers.get("User-Agent") or "")
+                          self.headers.get("User-Agent") or "", user)
             if route.verb == "watch":
                 self._watch(req, decision)
                 return
@@ -295,7 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
                                self.server.store)
             finally:
                 self.server.rest.settle()  # the lifecycle work a write caused, before it is answered
-            self._send(reply.code, reply.body, warnings)
+            self._send(reply.code, reply.body, with_warnings(warnings, req.warnings))
         except ApiError as err:
             self._send_error(err)
         except (BrokenPipeError, ConnectionResetError):

@@ -1,0 +1,263 @@
+"""Admission webhooks called by the loopback server as kube-apiserver calls them, through the official client.
+
+One server and one webhook server for the module; each test installs its configurations with a
+namespaceSelector on a namespace of its own, so the tests' webhooks never see each other's requests.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from componentbase.testing import LoopbackAPIServer
+from componentbase.util._certs import CertificateAuthority
+from tests.testing.webhook_support import WebhookServer, json_patch
+
+pytestmark = pytest.mark.integration
+
+_SERVICE = {"namespace": "system", "name": "webhook"}
+
+
+@pytest.fixture(scope="module")
+def hooks() -> Iterator[WebhookServer]:
+    server = WebhookServer(CertificateAuthority.generate("webhook-ca"), ["127.0.0.1", "webhook.system.svc"])
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def api(hooks: WebhookServer) -> Iterator[client.ApiClient]:
+    with LoopbackAPIServer(webhook_services={"system/webhook": f"127.0.0.1:{hooks.port}"}) as server:
+        api_client = server.api_client()
+        yield api_client
+        api_client.close()
+
+
+@pytest.fixture
+def ns(api: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A namespace labelled for this test; the configurations the test installs are removed after it."""
+    name = request.node.name.replace("_", "-")[:50].strip("-")
+    client.CoreV1Api(api).create_namespace({"metadata": {"name": name, "labels": {"test": name}}})
+    yield name
+    reg = client.AdmissionregistrationV1Api(api)
+    for c in reg.list_mutating_webhook_configuration().items:
+        reg.delete_mutating_webhook_configuration(c.metadata.name)
+    for c in reg.list_validating_webhook_configuration().items:
+        reg.delete_validating_webhook_configuration(c.metadata.name)
+
+
+def _hook(ns: str, name: str, path: str, hooks: WebhookServer | None = None, **extra: Any) -> dict[str, Any]:
+    """A webhook on ConfigMaps of ``ns``: through the mapped Service, or by URL when ``hooks`` is given."""
+    config = hooks.url(path) if hooks is not None else {
+        "service": dict(_SERVICE, path=path), "caBundle": extra.pop("caBundle", None)}
+    spec = {"name": name, "clientConfig": config, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "namespaceSelector": {"matchLabels": {"test": ns}},
+            "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                       "resources": ["configmaps"]}]}
+    spec.update(extra)
+    return spec
+
+
+def _install(api: client.ApiClient, kind: str, name: str, *webhooks: dict[str, Any]) -> None:
+    reg = client.AdmissionregistrationV1Api(api)
+    body = {"metadata": {"name": name}, "webhooks": list(webhooks)}
+    if kind == "mutating":
+        reg.create_mutating_webhook_configuration(body)
+    else:
+        reg.create_validating_webhook_configuration(body)
+
+
+def _create_cm(api: client.ApiClient, ns: str, name: str = "cm", **kw: Any) -> Any:
+    return client.CoreV1Api(api).create_namespaced_config_map(ns, {"metadata": {"name": name}, "data": {"a": "1"}},
+                                                             **kw)
+
+
+def _refused(api: client.ApiClient, ns: str, **kw: Any) -> dict[str, Any]:
+    with pytest.raises(client.ApiException) as err:
+        _create_cm(api, ns, **kw)
+    body: dict[str, Any] = json.loads(err.value.body)
+    assert body["code"] == err.value.status
+    assert client.CoreV1Api(api).list_namespaced_config_map(ns).items == []  # nothing refused is stored
+    return body
+
+
+def test_mutating_then_defaulting_then_validating_then_storage(api: client.ApiClient, hooks: WebhookServer,
+                                                              ns: str) -> None:
+    hooks.handlers["/default"] = lambda r: json_patch({"op": "add", "path": "/metadata/labels",
+                                                       "value": {"defaulted": "yes"}})
+    hooks.handlers["/check"] = lambda r: {"allowed": True}
+    _install(api, "mutating", "defaults", _hook(ns, "default.example.com", "/default", caBundle=hooks.ca_bundle))
+    _install(api, "validating", "checks", _hook(ns, "check.example.com", "/check", caBundle=hooks.ca_bundle))
+    created = _create_cm(api, ns, field_manager="tester")
+    assert created.metadata.labels == {"defaulted": "yes"}
+    assert client.CoreV1Api(api).read_namespaced_config_map("cm", ns).metadata.labels == {"defaulted": "yes"}
+    mutated, checked = hooks.reviews["/default"][-1]["request"], hooks.reviews["/check"][-1]["request"]
+    assert checked["object"]["metadata"]["labels"] == {"defaulted": "yes"}  # validating sees the mutation
+    assert {k: mutated[k] for k in ("kind", "resource", "requestKind", "name", "namespace", "operation", "dryRun",
+                                    "options")} == {
+        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+        "requestKind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "name": "cm", "namespace": ns,
+        "operation": "CREATE", "dryRun": False,
+        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "tester"}}
+    assert mutated["oldObject"] is None and mutated["object"]["data"] == {"a": "1"}
+    assert any(p.startswith("/default?timeout=10s") for p in hooks.paths)  # as client-go asks
+    # an update: UPDATE with the old object; the stored label survives, the webhook sees both
+    client.CoreV1Api(api).patch_namespaced_config_map("cm", ns, {"data": {"a": "2"}})
+    update = hooks.reviews["/check"][-1]["request"]
+    assert (update["operation"], update["oldObject"]["data"], update["object"]["data"]) == (
+        "UPDATE", {"a": "1"}, {"a": "2"})
+    assert update["options"]["kind"] == "UpdateOptions"
+
+
+def test_a_denial_is_kubes_status(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    hooks.handlers["/deny"] = lambda r: {"allowed": False, "status": {"code": 403, "reason": "Forbidden",
+                                                                      "message": "no configmaps today"}}
+    hooks.handlers["/deny-bare"] = lambda r: {"allowed": False}
+    _install(api, "validating", "deny", _hook(ns, "deny.example.com", "/deny", hooks))
+    body = _refused(api, ns)
+    assert (body["code"], body["reason"], body["message"]) == (
+        403, "Forbidden", 'admission webhook "deny.example.com" denied the request: no configmaps today')
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("deny")
+    _install(api, "validating", "deny-bare", _hook(ns, "bare.example.com", "/deny-bare", hooks))
+    body = _refused(api, ns)  # no status: kube raises a code under 400 to 400
+    assert (body["code"], body["message"]) == (400, 'admission webhook "bare.example.com" denied the request '
+                                                    "without explanation")
+
+
+def test_failure_policy_with_the_webhook_down(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    down = {"url": f"https://127.0.0.1:{port}/gone", "caBundle": hooks.ca_bundle}
+    _install(api, "validating", "down", _hook(ns, "down.example.com", "/gone", clientConfig=down))
+    body = _refused(api, ns)
+    assert (body["code"], body["reason"]) == (500, "InternalError")
+    assert body["message"] == (
+        'Internal error occurred: failed calling webhook "down.example.com": failed to call webhook: '
+        f'Post "https://127.0.0.1:{port}/gone?timeout=10s": dial tcp 127.0.0.1:{port}: connect: connection refused')
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("down")
+    _install(api, "validating", "down", _hook(ns, "down.example.com", "/gone", clientConfig=down,
+                                              failurePolicy="Ignore"))
+    assert _create_cm(api, ns).metadata.name == "cm"  # Ignore: the request goes on
+
+
+def test_a_timeout_and_a_wrong_ca(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    hooks.handlers["/slow"] = lambda r: time.sleep(1.5) or {"allowed": True}
+    _install(api, "validating", "slow", _hook(ns, "slow.example.com", "/slow", hooks, timeoutSeconds=1))
+    started = time.monotonic()
+    body = _refused(api, ns)
+    assert time.monotonic() - started < 1.4
+    assert body["message"].endswith(f'Post "https://127.0.0.1:{hooks.port}/slow?timeout=1s": context deadline '
+                                    "exceeded")
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("slow")
+    other = CertificateAuthority.generate("someone-else")
+    wrong = _hook(ns, "tls.example.com", "/check", caBundle=base64.b64encode(other.cert_pem).decode())
+    hooks.handlers["/check"] = lambda r: {"allowed": True}
+    _install(api, "validating", "tls", wrong)
+    body = _refused(api, ns)
+    assert body["message"] == (
+        'Internal error occurred: failed calling webhook "tls.example.com": failed to call webhook: '
+        'Post "https://webhook.system.svc:443/check?timeout=10s": tls: failed to verify certificate: '
+        "x509: certificate signed by unknown authority")
+
+
+def test_dry_run_and_side_effects(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    hooks.handlers["/check"] = lambda r: {"allowed": True}
+    _install(api, "validating", "pure", _hook(ns, "pure.example.com", "/check", hooks, sideEffects="NoneOnDryRun"))
+    before = len(hooks.reviews.get("/check", ()))
+    _create_cm(api, ns, dry_run="All")
+    assert client.CoreV1Api(api).list_namespaced_config_map(ns).items == []
+    review = hooks.reviews["/check"][-1]["request"]
+    assert len(hooks.reviews["/check"]) == before + 1
+    assert (review["dryRun"], review["options"]["dryRun"]) == (True, ["All"])
+    _install(api, "validating", "effects", _hook(ns, "effects.example.com", "/check", hooks, sideEffects="Some"))
+    body = _refused(api, ns, dry_run="All")
+    assert (body["code"], body["message"]) == (400, 'admission webhook "effects.example.com" does not support '
+                                                    "dry run")
+
+
+def test_a_malformed_review_and_a_patch_that_does_not_apply(api: client.ApiClient, hooks: WebhookServer,
+                                                            ns: str) -> None:
+    hooks.handlers["/bad"] = lambda r: {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                        "response": {"uid": "not-the-one", "allowed": True}}
+    _install(api, "validating", "bad", _hook(ns, "bad.example.com", "/bad", hooks))
+    body = _refused(api, ns)
+    uid = hooks.reviews["/bad"][-1]["request"]["uid"]
+    assert body["message"] == ('Internal error occurred: failed calling webhook "bad.example.com": received '
+                               f'invalid webhook response: expected response.uid="{uid}", got "not-the-one"')
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("bad")
+    hooks.handlers["/unpatchable"] = lambda r: json_patch({"op": "remove", "path": "/spec/nope"})
+    _install(api, "mutating", "unpatchable", _hook(ns, "unpatchable.example.com", "/unpatchable", hooks,
+                                                   failurePolicy="Ignore"))
+    body = _refused(api, ns)  # whatever the policy
+    assert (body["code"], body["message"]) == (
+        500, "Internal error occurred: remove operation does not apply: doc is missing path: \"/spec/nope\": "
+             "missing value")
+
+
+def test_reinvocation_if_needed(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    def first(review: dict[str, Any]) -> dict[str, Any]:
+        labels = review["request"]["object"]["metadata"].get("labels") or {}
+        return json_patch({"op": "add", "path": "/metadata/labels", "value": dict(labels, seen=str(len(labels)))})
+
+    hooks.handlers["/first"] = first
+    hooks.handlers["/second"] = lambda r: json_patch({"op": "add", "path": "/metadata/annotations",
+                                                      "value": {"second": "yes"}})
+    _install(api, "mutating", "a", _hook(ns, "first.example.com", "/first", hooks, reinvocationPolicy="IfNeeded"))
+    _install(api, "mutating", "b", _hook(ns, "second.example.com", "/second", hooks))
+    created = _create_cm(api, ns)
+    # the second webhook changed the object after the first: the first ran again, and saw its own label
+    assert created.metadata.annotations == {"second": "yes"}
+    assert created.metadata.labels == {"seen": "1"}
+    assert len(hooks.reviews["/first"]) == 2 and len(hooks.reviews["/second"]) == 1
+
+
+def test_rules_selectors_and_delete(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    def record(review: dict[str, Any]) -> dict[str, Any]:
+        r = review["request"]
+        seen.append((r["operation"], r.get("subResource") or "", r["name"]))
+        return {"allowed": True, "warnings": [f"saw {r['operation']}"]}
+
+    hooks.handlers["/record"] = record
+    rules = [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]},
+             {"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["pods/status"],
+              "scope": "Namespaced"}]
+    _install(api, "validating", "record", _hook(ns, "record.example.com", "/record", hooks, rules=rules,
+                                                objectSelector={"matchExpressions": [
+                                                    {"key": "watched", "operator": "Exists"}]}))
+    v1 = client.CoreV1Api(api)
+    v1.create_namespaced_config_map(ns, {"metadata": {"name": "plain"}})
+    v1.create_namespaced_config_map(ns, {"metadata": {"name": "watched", "labels": {"watched": "1"}}})
+    pod = {"metadata": {"name": "p", "labels": {"watched": "1"}}, "spec": {"containers": [{"name": "c",
+                                                                                           "image": "i"}]}}
+    v1.create_namespaced_pod(ns, pod)
+    v1.patch_namespaced_pod("p", ns, {"metadata": {"annotations": {"a": "b"}}})  # not the status subresource
+    v1.patch_namespaced_pod_status("p", ns, {"status": {"phase": "Running"}})
+    v1.delete_namespaced_config_map("plain", ns)  # objectSelector: not called
+    _, _, headers = v1.delete_namespaced_config_map_with_http_info("watched", ns)
+    assert seen == [("UPDATE", "status", "p"), ("DELETE", "", "watched")]
+    assert headers["Warning"] == '299 - "saw DELETE"'
+    delete = hooks.reviews["/record"][-1]["request"]
+    assert delete["object"] is None and delete["oldObject"]["metadata"]["name"] == "watched"
+    assert delete["options"]["kind"] == "DeleteOptions"
+    assert delete["userInfo"]["username"]  # who asked
+
+
+def test_admission_review_versions(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    hooks.handlers["/check"] = lambda r: {"allowed": True}
+    _install(api, "validating", "old", _hook(ns, "old.example.com", "/check", hooks,
+                                             admissionReviewVersions=["v1alpha9"]))
+    body = _refused(api, ns)
+    assert body["message"] == ('Internal error occurred: failed calling webhook "old.example.com": could not '
+                               "create admission objects: webhook does not accept known AdmissionReview versions "
+                               "(v1, v1beta1)")
