@@ -76,9 +76,10 @@ def web() -> Iterator[Web]:
             if live is None:
                 return
             state.reconciled.setdefault(req.name, []).append(has_finalizer(live, FINALIZER))
-            child = configmap(f"{req.name}-child")
-            set_controller_reference(live, child)
-            if state.exists(child["metadata"]["name"]) is None:  # type: ignore[index]
+            existing = state.exists(f"{req.name}-child")
+            child = existing or configmap(f"{req.name}-child")
+            set_controller_reference(live, child)  # another controller's child: AlreadyOwnedError
+            if existing is None:
                 mgr.objects.create(child)
 
         def cleanup(obj: dict[str, Any]) -> None:
@@ -202,3 +203,24 @@ def test_a_stale_view_conflicts_instead_of_dropping_another_finalizer(web: Web) 
         "version and try again")
     kept = web.exists("e")
     assert kept is not None and kept["metadata"]["finalizers"] == ["other.example.com/keep"]
+
+
+def test_a_child_another_object_controls_is_one_logged_line_retried_with_backoff(
+        web: Web, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="componentbase.controller")
+    other = web.objects.create(configmap("other"))
+    taken = configmap("f-child")
+    set_controller_reference(other, taken)
+    web.objects.create(taken)
+    web.objects.create(configmap("f", app="web"))
+
+    def errors() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "key=default/f " in r.getMessage()]
+
+    eventually(lambda: len(errors()) >= 3, what="the reconcile retried")
+    assert errors()[0] == ("Reconciler error controller=web key=default/f (retry 1 in 0.050s): AlreadyOwnedError: "
+                           "Object default/f-child is already owned by another ConfigMap controller other")
+    assert [line.split("(")[1].split(")")[0] for line in errors()[:3]] == [
+        "retry 1 in 0.050s", "retry 2 in 0.100s", "retry 3 in 0.200s"]
+    _delete(web, "f")
+    eventually(lambda: web.exists("f") is None, what="f gone")
