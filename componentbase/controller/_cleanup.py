@@ -139,8 +139,8 @@ class Finalizing:
             self._remove(cached)
         if step in ("cleanup", "skip"):
             return None
-        answer: Result | Awaitable[Result | None] | None = self.user_reconcile(req)  # an awaitable: the
-        return answer  # controller awaits it
+        answer: Result | Awaitable[Result | None] | None = self.user_reconcile(req)
+        return answer  # an awaitable (a reconcile returning one) the controller awaits
 
     async def reconcile_async(self, req: Request) -> Result | None:
         """As ``reconcile_sync``, awaiting whichever function is async; blocking calls (the API server,
