@@ -61,6 +61,12 @@ class Config:
     readyz_checks: list[HealthChecker] = attrs.field(factory=list)
     #: What ``/configz`` serves; ``None`` is the process's default registry (the one ``Command`` fills).
     configz_registry: Registry | None = None
+    #: The namespaces a ``Manager`` built from this config caches namespaced kinds from (``--namespace``);
+    #: empty for all namespaces.
+    namespaces: list[str] = attrs.field(factory=list)
+    #: Set by ``run_component`` while it elects for a work not marked ``elects_leader``: the running
+    #: ``LeaderElector``. A ``Manager`` built from this config then elects no second time and fences by it.
+    leader_elector: Any = None
 
     def complete(self: C) -> CompletedConfig[C]:
         """Derive what the config implies (subclasses extend :meth:`_complete`) and seal it."""

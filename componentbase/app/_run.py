@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from componentbase.app._config import CompletedConfig
 from componentbase.componentconfig import validate_leader_election_configuration
 from componentbase.leaderelection import (
+    DuplicateElectorError,
     HealthzAdaptor,
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -75,7 +76,9 @@ def run_component(completed: CompletedConfig[Any], work: WorkFunc, stop: threadi
             log.error("failed to listen on %s:%d: %s", info.bind_address, info.port, err.strerror or err)
             return 1
     try:
-        if leading and not getattr(work, "elects_leader", False):  # a Manager elects by itself
+        # A work marked ``elects_leader`` elects by itself (its Manager, before which its caches sync: a hot
+        # standby); any other is run while this replica leads, and a Manager it builds runs under that election.
+        if leading and not getattr(work, "elects_leader", False):
             return _run_leading(completed, work, stop, watchdog)
         return _exit_code(work(completed, stop))
     finally:
@@ -108,7 +111,14 @@ def _run_leading(completed: CompletedConfig[Any], work: WorkFunc, stop: threadin
     le_config = LeaderElectionConfig.from_configuration(config.leader_election, lease_client, callbacks,
                                                         release_on_cancel=True, watchdog=watchdog,
                                                         status_observer=observer)
-    thread = LeaderElector(le_config).run_in_thread(elector_stop)
+    elector = LeaderElector(le_config)
+    # A Manager the work builds from this config runs under this election, never a second one on the Lease.
+    config.leader_elector = elector
+    try:
+        thread = elector.run_in_thread(elector_stop)
+    except DuplicateElectorError as err:  # it would wait forever for a Lease its own process holds
+        log.error("%s", err)
+        return 1
     while thread.is_alive() and not stop.wait(_POLL):
         pass
     thread.stop()

@@ -202,7 +202,8 @@ class Flag:
             except ValueError as err:
                 raise self._invalid(text, err) from None
         else:
-            setattr(self.target, self.attr, value)
+            setattr(self.target, self.attr, [*self.value(), *value] if self.changed and isinstance(value, list)
+                    else value)  # pflag's slices: a flag given again appends
         self.changed = True
 
     def display_name(self) -> str:

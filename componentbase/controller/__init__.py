@@ -46,9 +46,11 @@ from componentbase.controller._ownership import (
     set_owner_reference,
 )
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result, TerminalError
+from componentbase.informers import CacheSyncCheck  # the Manager's /readyz check (Manager.from_config fills it)
 
 __all__ = [
     "AlreadyOwnedError",
+    "CacheSyncCheck",
     "Cleanup",
     "Controller",
     "Event",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from componentbase.client import Fence, ObjectClient
@@ -21,8 +21,15 @@ from componentbase.controller._cleanup import Cleanup, Finalizing
 from componentbase.controller._controller import Controller
 from componentbase.controller._types import Reconciler
 from componentbase.controller._writes import WriteTracker
-from componentbase.informers import InformerFactory, SharedInformer, deleted_object
-from componentbase.leaderelection import HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaderElector
+from componentbase.events import EventBroadcaster, EventRecorder
+from componentbase.informers import CacheSyncCheck, InformerFactory, SharedInformer, deleted_object
+from componentbase.leaderelection import (
+    DuplicateElectorError,
+    HealthzAdaptor,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+)
 
 __all__ = ["Manager", "Runnable"]
 
@@ -80,24 +87,42 @@ class _Group:
 class Manager:
     """``Manager(api_client, leader_election=cfg)``; make informers and controllers, then ``run(stop)``.
 
-    ``Manager.from_config(completed)`` takes the client, leader election, lease client and metrics of a
-    component's ``CompletedConfig``. ``transform`` applies to every cached object (``strip_managed_fields``
-    bounds memory); a watch silent for ``inactivity_timeout`` seconds (no event, no bookmark: kube-apiserver
-    sends one about every minute) is presumed dead and opened again.
+    ``Manager.from_config(completed)`` takes the client, leader election, lease client, metrics, namespaces
+    and health checks of a component's ``CompletedConfig``. ``namespace`` scopes the cache of namespaced kinds:
+    one namespace, a list of them (one informer per namespace behind one view, as controller-runtime's
+    ``DefaultNamespaces``), or None for all. ``transform`` applies to every cached object
+    (``strip_managed_fields`` bounds memory); a watch silent for ``inactivity_timeout`` seconds (no event, no
+    bookmark: kube-apiserver sends one about every minute) is presumed dead and opened again. ``elector`` is
+    an election already running for this component (``run_component``'s): the manager then elects no second
+    time, runs its leader-only work at once and fences its writes by that elector's deadline.
+
+    Public attributes:
+
+    - ``client``: the client leader-only work writes with; fenced when the component elects a leader.
+    - ``objects``: any object by its apiVersion and kind, written through ``client``.
+    - ``api_client``: the unfenced client, for what must go out whether or not this replica leads: the
+      cache's reads and Events (see ``event_recorder``). Never write a controller's objects with it.
+    - ``cache``: the ``InformerFactory`` behind ``informer``; ``writes``: what read-your-own-writes waits for.
+    - ``fence``, ``leader_election``, ``lease_client``, ``metrics``, ``watchdog``, ``identity``, ``on_lost``,
+      ``sync_timeout``: as given or taken from the config.
     """
 
     def __init__(self, api_client: Any, *, leader_election: LeaderElectionConfiguration | None = None,
-                 lease_client: Any = None, metrics: Any = None, namespace: str | None = None,
+                 lease_client: Any = None, metrics: Any = None, namespace: str | Sequence[str] | None = None,
                  resync: float = 0.0, sync_timeout: float = 120.0, on_lost: str = "exit",
                  identity: str | None = None, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                 inactivity_timeout: float | None = 180.0, watchdog: HealthzAdaptor | None = None) -> None:
+                 inactivity_timeout: float | None = 180.0, watchdog: HealthzAdaptor | None = None,
+                 elector: LeaderElector | None = None) -> None:
         if on_lost not in ("exit", "standby"):
             raise ValueError(f'on_lost must be "exit" or "standby", not {on_lost!r}')
+        #: The unfenced client: the cache reads and Events are sent with it (see the class docstring).
         self.api_client = api_client
         self.cache = InformerFactory(api_client, resync, namespace=namespace, transform=transform,
                                      inactivity_timeout=inactivity_timeout)
+        #: An election running outside this manager (``run_component``'s), under which it works.
+        self.elector = elector
         self.leader_election = leader_election if leader_election is not None and leader_election.leader_elect \
-            else None
+            and elector is None else None
         self.lease_client = lease_client
         self.metrics = metrics
         self.sync_timeout = sync_timeout
@@ -108,12 +133,14 @@ class Manager:
         self.fence = Fence()
         #: The client leader-only work writes with: fenced when this component elects a leader.
         self.client = api_client
-        if self.leader_election is not None:
+        if self.leader_election is not None or elector is not None:
             from componentbase.client._throttled import guarded  # imports kubernetes: only when running
 
             self.client = guarded(api_client, self.fence)
             if metrics is not None:
                 metrics.track(self.client)
+        if elector is not None:
+            self.fence.close_after(elector.leading_until)
         #: Any object by its apiVersion and kind, through ``client``: ``mgr.objects.patch(obj, {...})``.
         self.writes = WriteTracker()
         self.objects = ObjectClient(self.client, self.cache.mapper, on_write=self.writes.wrote)
@@ -121,18 +148,29 @@ class Manager:
         self._runnables: list[tuple[Runnable, bool]] = []
         self._failed = threading.Event()
         self._leading = threading.Event()
+        self._events: EventBroadcaster | None = None
+        self._events_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, completed: Any, **kw: Any) -> Manager:
         """The manager of a component's ``CompletedConfig`` (its client, leader election and metrics).
 
         A ``HealthzAdaptor`` among the config's health checks (``run_component`` puts one there) watches
-        this manager's elector.
+        this manager's elector, and a ``CacheSyncCheck`` among its readyz checks (``ControllerOptions`` puts
+        one there) this manager's cache. When ``run_component`` already elects for the component (a run
+        function not marked ``elects_leader``), the manager runs under that election (``elector``).
         """
         config = completed.config
         kw.setdefault("watchdog", next((c for c in config.healthz_checks if isinstance(c, HealthzAdaptor)), None))
-        return cls(config.client, leader_election=config.leader_election,
-                   lease_client=config.leader_election_client, metrics=config.metrics, **kw)
+        kw.setdefault("elector", getattr(config, "leader_elector", None))
+        if getattr(config, "namespaces", None):
+            kw.setdefault("namespace", list(config.namespaces))
+        mgr = cls(config.client, leader_election=config.leader_election,
+                  lease_client=config.leader_election_client, metrics=config.metrics, **kw)
+        for check in getattr(config, "readyz_checks", ()):
+            if isinstance(check, CacheSyncCheck):
+                check.watch(mgr.cache)
+        return mgr
 
     def informer(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "",
                  field_selector: str = "") -> SharedInformer:
@@ -176,6 +214,20 @@ class Manager:
         leader = bool(getattr(runnable, "needs_leader", True)) if needs_leader is None else needs_leader
         self._runnables.append((runnable, leader))
 
+    @property
+    def event_broadcaster(self) -> EventBroadcaster:
+        """The manager's ``EventBroadcaster``, made on first use on ``api_client``: Events are not fenced
+        (docs/runtime.md says why). ``run`` starts it, and writes what is queued when it ends (at most 5 s)."""
+        with self._events_lock:
+            if self._events is None:
+                self._events = EventBroadcaster(self.api_client)
+            return self._events
+
+    def event_recorder(self, name: str, host: str = "") -> EventRecorder:
+        """A recorder of core/v1 Events about any object, from the component ``name`` (``source.component``),
+        as controller-runtime's ``GetEventRecorderFor``: ``rec.event(obj, "Normal", "Greeted", "...")``."""
+        return self.event_broadcaster.new_recorder(name, host)
+
     def is_leading(self) -> bool:
         """Whether leader-only runnables are running here now (always, without leader election)."""
         return self._leading.is_set()
@@ -185,6 +237,8 @@ class Manager:
         fails (1; it sets ``stop``). Returns once every thread it started has ended."""
         everyone = _Group(self._failed, stop)
         try:
+            if self._events is not None:
+                self._events.start()
             self.cache.start(stop)
             if not self._wait_for_sync(stop):
                 return 0 if stop.is_set() and not self._failed.is_set() else 1
@@ -196,6 +250,8 @@ class Manager:
         finally:
             stop.set()
             everyone.join()
+            if self._events is not None:
+                self._events.shutdown(5.0)  # what the work recorded, written: Events of its last moments too
             self._join_cache()
 
     def _join_cache(self) -> None:
@@ -244,7 +300,12 @@ class Manager:
                 release_on_cancel=True, status_observer=observer, watchdog=self.watchdog)
             elector = LeaderElector(config)
             self.fence.close_after(elector.leading_until)
-            thread = elector.run_in_thread()
+            try:
+                thread = elector.run_in_thread()
+            except DuplicateElectorError as err:  # would wait forever for a Lease its own process holds
+                log.error("%s", err)
+                self._failed.set()
+                return 1
             while thread.is_alive() and not stop.wait(0.2):
                 pass
             thread.stop()

@@ -8,6 +8,7 @@ from componentbase.events._broadcaster import (
     NORMAL,
     WARNING,
     EventBroadcaster,
+    EventRecorder,
     object_reference,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "NORMAL",
     "WARNING",
     "EventBroadcaster",
+    "EventRecorder",
     "object_reference",
 ]

@@ -15,21 +15,25 @@ from componentbase.informers._dispatch import HandlerRegistration
 from componentbase.informers._factory import (
     InformerFactory,
 )
+from componentbase.informers._health import CacheSyncCheck
 from componentbase.informers._informer import SharedInformer, strip_managed_fields
 from componentbase.informers._listwatch import (
     BadResponse,
     ListWatch,
 )
+from componentbase.informers._multi import MultiNamespaceInformer
 from componentbase.util import Backoff
 
 __all__ = [
     "NAMESPACE_INDEX",
     "Backoff",
     "BadResponse",
+    "CacheSyncCheck",
     "DeletedFinalStateUnknown",
     "HandlerRegistration",
     "InformerFactory",
     "ListWatch",
+    "MultiNamespaceInformer",
     "SharedInformer",
     "deleted_object",
     "meta_namespace_index",

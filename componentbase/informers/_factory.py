@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from componentbase.client import ResourceMapping, RESTMapper
 from componentbase.informers._informer import SharedInformer
 from componentbase.informers._listwatch import ListWatch
+from componentbase.informers._multi import MultiNamespaceInformer
 from componentbase.util import Backoff
 
 __all__ = ["RESOURCES", "InformerFactory"]
@@ -62,21 +63,30 @@ class InformerFactory:
     Asking twice for the same resource, namespace and selectors returns the same informer. ``start``
     starts every informer made so far (call it again after making more); ``resync`` is their resync
     period in seconds. Other keyword arguments go to each ``SharedInformer``.
+
+    ``namespace`` scopes namespaced kinds asked for without a namespace: one name, or several (one informer
+    per namespace behind a ``MultiNamespaceInformer``, as controller-runtime's ``DefaultNamespaces``);
+    ``None`` is all namespaces. Cluster-scoped kinds are not affected.
     """
 
-    def __init__(self, api_client: Any, resync: float = 0.0, *, namespace: str | None = None,
+    def __init__(self, api_client: Any, resync: float = 0.0, *, namespace: str | Sequence[str] | None = None,
                  page_size: int = 500, watch_timeout: float = 300.0, list_timeout: float = 60.0,
                  backoff: Backoff | None = None, inactivity_timeout: float | None = None,
                  transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.api_client = api_client
         self.resync = resync
-        self.namespace = namespace
+        names = [namespace] if isinstance(namespace, str) else list(dict.fromkeys(namespace or ()))
+        #: The namespaces namespaced kinds are cached from by default; empty for all namespaces.
+        self.default_namespaces: list[str] = [n for n in names if n]
+        #: The one default namespace, or None (all namespaces, or several: see ``default_namespaces``).
+        self.namespace = self.default_namespaces[0] if len(self.default_namespaces) == 1 else None
         self._options: dict[str, Any] = {"page_size": page_size, "watch_timeout": watch_timeout,
                                          "list_timeout": list_timeout, "inactivity_timeout": inactivity_timeout,
                                          "transform": transform}
         self._backoff = backoff
         self._lock = threading.Lock()
         self._informers: dict[tuple[str, str, str, str], SharedInformer] = {}
+        self._views: dict[tuple[str, str, str], MultiNamespaceInformer] = {}
         self._stop: threading.Event | None = None
         self._mapper: RESTMapper | None = None
 
@@ -84,11 +94,16 @@ class InformerFactory:
                  field_selector: str = "") -> SharedInformer:
         """The shared informer for ``resource`` (a key of ``RESOURCES``); made on first use."""
         spec = RESOURCES.get(resource)
+
+        def one(ns: str | None) -> SharedInformer:
+            key = (resource, ns or "", label_selector, field_selector)
+            return self._shared(key, lambda: list_watch_for(self.api_client, resource, ns,
+                                                            label_selector=label_selector,
+                                                            field_selector=field_selector))
+
         if spec is not None and spec.namespaced and namespace is None:
-            namespace = self.namespace
-        key = (resource, namespace or "", label_selector, field_selector)
-        return self._shared(key, lambda: list_watch_for(self.api_client, resource, namespace,
-                                                        label_selector=label_selector, field_selector=field_selector))
+            return self._scoped((resource, label_selector, field_selector), one)
+        return one(namespace)
 
     def for_kind(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "",
                  field_selector: str = "") -> SharedInformer:
@@ -98,12 +113,30 @@ class InformerFactory:
         ``namespace=None`` means the factory's namespace, or all namespaces.
         """
         mapping = self.mapper.mapping(api_version, kind)
+        resource = f"{mapping.api_version}/{mapping.resource}"
+
+        def one(ns: str | None) -> SharedInformer:
+            key = (resource, ns or "", label_selector, field_selector)
+            return self._shared(key, lambda: ListWatch.for_mapping(self.api_client, mapping, ns,
+                                                                   label_selector=label_selector,
+                                                                   field_selector=field_selector))
+
         if mapping.namespaced and namespace is None:
-            namespace = self.namespace
-        key = (f"{mapping.api_version}/{mapping.resource}", namespace or "", label_selector, field_selector)
-        return self._shared(key, lambda: ListWatch.for_mapping(self.api_client, mapping, namespace,
-                                                               label_selector=label_selector,
-                                                               field_selector=field_selector))
+            return self._scoped((resource, label_selector, field_selector), one)
+        return one(namespace)
+
+    def _scoped(self, key: tuple[str, str, str], one: Callable[[str | None], SharedInformer]) -> SharedInformer:
+        """A namespaced kind asked for without a namespace: the factory's namespace, all of them, or (with
+        several) one informer per namespace behind one ``MultiNamespaceInformer``, made once."""
+        if len(self.default_namespaces) < 2:
+            return one(self.namespace)
+        with self._lock:
+            view = self._views.get(key)
+        if view is None:
+            made = MultiNamespaceInformer({ns: one(ns) for ns in self.default_namespaces})
+            with self._lock:
+                view = self._views.setdefault(key, made)
+        return view
 
     @property
     def mapper(self) -> RESTMapper:
@@ -151,6 +184,7 @@ class InformerFactory:
         return self.informer("leases", namespace, label_selector=label_selector, field_selector=field_selector)
 
     def informers(self) -> list[SharedInformer]:
+        """Every informer made, one per namespace for a multi-namespace view (not the views themselves)."""
         with self._lock:
             return list(self._informers.values())
 
@@ -189,6 +223,11 @@ class InformerFactory:
                 else:
                     informer.wait_for_sync(left)
         return True
+
+    @property
+    def started(self) -> bool:
+        """Whether ``start`` was called."""
+        return self._stop is not None
 
     def unsynced(self) -> list[SharedInformer]:
         """Informers that have not listed yet, to name them when a sync times out."""

@@ -29,8 +29,10 @@ from componentbase.leaderelection._record import (
     record_to_spec,
     wire_lease_duration,
 )
+from componentbase.leaderelection._registry import DuplicateElectorError
 
 __all__ = [
+    "DuplicateElectorError",
     "HealthzAdaptor",
     "LeaderCallbacks",
     "LeaderElectionConfig",

@@ -16,6 +16,7 @@ import threading
 
 import attrs
 
+from componentbase.leaderelection import _registry as registry
 from componentbase.leaderelection._config import JITTER_FACTOR, LeaderElectionConfig
 from componentbase.leaderelection._leaselock import LockConflict, LockError, LockNotFound
 from componentbase.leaderelection._notify import Notifier
@@ -322,7 +323,8 @@ class LeaderElector:
 
     def _run_work(self, work_stop: threading.Event) -> None:
         try:
-            self._config.callbacks.on_started_leading(work_stop)
+            with registry.leading(self._lock):  # an elector its work starts on this Lease is refused
+                self._config.callbacks.on_started_leading(work_stop)
         except Exception:
             log.exception("on_started_leading for lease %s failed", self._desc)
 
@@ -347,11 +349,19 @@ class LeaderElector:
             self._release()
 
     def run(self, stop: threading.Event) -> None:
-        """Campaign, lead until ``stop`` is set or the lease is lost, then return. Never exits the process."""
+        """Campaign, lead until ``stop`` is set or the lease is lost, then return. Never exits the process.
+        An elector that could never lead, or would lead twice, is refused: ``DuplicateElectorError``."""
+        self._claim()
+        self._campaign(stop)
+
+    def _claim(self) -> None:
         with self._mu:
             if self._running:
                 raise RuntimeError("this LeaderElector is already running")
+            registry.claim(self._lock, self._identity)
             self._running = True
+
+    def _campaign(self, stop: threading.Event) -> None:
         log.info("leader election candidate %s for lease %s", self._identity, self._desc)
         try:
             if self._acquire(stop):
@@ -359,15 +369,16 @@ class LeaderElector:
         finally:
             with self._mu:
                 self._running = False
+            registry.release(self._lock, self._identity)
             try:
                 self._config.callbacks.on_stopped_leading()
             except Exception:
                 log.exception("on_stopped_leading for lease %s failed", self._desc)
 
     def run_in_thread(self, stop: threading.Event | None = None) -> ElectorThread:
-        """Start :meth:`run` on a daemon thread; stop it with ``thread.stop()``."""
-        thread = ElectorThread(self, stop or threading.Event())
-        thread.start()
+        """:meth:`run` on a daemon thread (stop it with ``thread.stop()``), refused here as ``run`` refuses."""
+        self._claim()
+        (thread := ElectorThread(self, stop or threading.Event())).start()
         return thread
 
 
@@ -380,7 +391,7 @@ class ElectorThread(threading.Thread):
         self.stop_event = stop
 
     def run(self) -> None:
-        self.elector.run(self.stop_event)
+        self.elector._campaign(self.stop_event)  # claimed by run_in_thread, in its caller's thread
 
     def stop(self, timeout: float | None = None) -> bool:
         """Ask the elector to stop (releasing if configured) and wait; True if it has returned."""

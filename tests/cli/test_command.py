@@ -233,7 +233,8 @@ def test_an_api_server_that_cannot_be_reached_is_one_logged_line_and_exit_1(tmp_
     cmd = componentbase.controller_command("hello", setup)
     cmd.configz_registry = configz.Registry()
     err = io.StringIO()
-    assert cmd.execute([f"--kubeconfig={kubeconfig}", "--leader-elect=false"], stdout=io.StringIO(), stderr=err) == 1
+    assert cmd.execute([f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--secure-port=0"],
+                       stdout=io.StringIO(), stderr=err) == 1
     assert "Traceback" not in err.getvalue()
     assert "] command failed: NewConnectionError: " in err.getvalue().splitlines()[-1]
     assert "Connection refused" in err.getvalue().splitlines()[-1]

@@ -48,7 +48,7 @@ def test_a_controller_naming_an_unknown_kind_exits_1_with_that_one_line(kube_api
     cmd = controller_command("typo", setup)
     cmd.configz_registry = configz.Registry()
     err = io.StringIO()
-    args = [f"--kubeconfig={kube_apiserver.kubeconfig_path}", "--leader-elect=false"]
+    args = [f"--kubeconfig={kube_apiserver.kubeconfig_path}", "--leader-elect=false", "--secure-port=0"]
     assert cmd.execute(args, stdout=io.StringIO(), stderr=err) == 1
     assert "Traceback" not in err.getvalue()
     assert err.getvalue().splitlines()[-1].endswith(

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = ["--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1500ms",
-          "--leader-elect-retry-period=200ms", "--leader-elect-resource-namespace=default"]
+          "--leader-elect-retry-period=200ms", "--leader-elect-resource-namespace=default",
+          "--secure-port=0"]  # two replicas on one host: serving is tested in test_controller_command.py
 
 
 class Replica:
