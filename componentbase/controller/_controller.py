@@ -235,7 +235,8 @@ class Controller:
                 self.metrics.observe_panic(self.name)
             if isinstance(err, TerminalError):
                 self.metrics.observe_terminal_error(self.name)
-        what, trace = f"{type(err).__name__}: {err}", err if panic else None
+        what = str(err) if isinstance(err, Panicked) else f"{type(err).__name__}: {err}"
+        trace = err if panic else None
         if isinstance(err, TerminalError):
             queue.forget(req)
             log.error("Reconciler error controller=%s key=%s (terminal, not retried): %s", self.name, req, what)

@@ -74,6 +74,7 @@ class ReconcileLoop:
         try:
             return future.result()
         except concurrent.futures.CancelledError:
+            _discard(awaitable)  # cancelled before its first step, it was never awaited: no warning of that
             raise Stopped(req.key) from None
 
     def close(self) -> None:

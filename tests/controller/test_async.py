@@ -91,6 +91,24 @@ def test_an_async_reconcile_past_its_timeout_is_cancelled_and_retried(caplog: py
     assert error.endswith("(retry 1 in 0.001s): TimeoutError: reconcile timed out after 0.1s (cancelled)")
 
 
+def test_a_panic_in_a_coroutine_is_recovered_and_the_loop_lives(caplog: pytest.LogCaptureFixture) -> None:
+    """A ``SystemExit`` would stop an event loop running it; it is carried out and counted as a panic."""
+    metrics = Metrics(process_metrics=False)
+    times: Counter[str] = Counter()
+
+    async def reconcile(req: Request) -> None:
+        times[req.name] += 1
+        if times[req.name] == 1:
+            raise SystemExit("bye")
+
+    with caplog.at_level(logging.ERROR, "componentbase.controller"), \
+            running(Controller("async-panic", reconcile, metrics=metrics, rate_limiter=fast()), "k"):
+        eventually(lambda: times["k"] == 2, what="the retry on the same loop")
+    assert sample(metrics, 'controller_runtime_reconcile_panics_total{controller="async-panic"}') == 1
+    [record] = [r for r in caplog.records if "Reconciler error" in r.getMessage()]
+    assert record.getMessage().endswith("(retry 1 in 0.001s): SystemExit: bye") and record.exc_info is not None
+
+
 def test_a_coroutine_blocking_the_loop_is_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     done: list[str] = []
 
