@@ -261,3 +261,15 @@ def test_admission_review_versions(api: client.ApiClient, hooks: WebhookServer, 
     assert body["message"] == ('Internal error occurred: failed calling webhook "old.example.com": could not '
                                "create admission objects: webhook does not accept known AdmissionReview versions "
                                "(v1, v1beta1)")
+
+
+def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
+    from componentbase.testing.apiserver.__main__ import _parser, main
+
+    args = _parser().parse_args(["--webhook-service", "system/webhook=127.0.0.1:9443"])
+    assert args.webhook_service == [("system/webhook", "127.0.0.1:9443")]
+    with pytest.raises(SystemExit) as done:
+        main(["--webhook-service", "webhook=127.0.0.1:9443"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "error: argument --webhook-service: 'webhook=127.0.0.1:9443' is not NAMESPACE/NAME=HOST:PORT\n")

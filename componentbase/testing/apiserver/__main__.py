@@ -63,11 +63,24 @@ def _parser() -> argparse.ArgumentParser:
                    "system:unauthenticated), as kube-apiserver's (default true); =false answers it 401")
     p.add_argument("--bookmark-interval", type=float, default=DEFAULT_BOOKMARK_INTERVAL, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one (default: 60, as kube-apiserver)")
+    p.add_argument("--webhook-service", action="append", default=[], type=_webhook_service,
+                   metavar="NAMESPACE/NAME=HOST:PORT", help="reach the Service that webhook configurations and CRD "
+                   "conversion name in clientConfig.service at HOST:PORT (its certificate must be valid for "
+                   "NAME.NAMESPACE.svc); repeatable")
     p.add_argument("--publish-kubelet-client-ca", action="store_true",
                    help="write the CA of the node proxy's client certificate into kube-system/"
                         "extension-apiserver-authentication, so kubelets (the example virtual kubelet) accept "
                         "kubectl logs, exec, attach and port-forward through this server")
     return p
+
+
+def _webhook_service(value: str) -> tuple[str, str]:
+    """``namespace/name=host:port``, as ``webhook_services`` takes it."""
+    service, _, address = value.partition("=")
+    host, _, port = address.rpartition(":")
+    if service.count("/") != 1 or not all(service.split("/")) or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not NAMESPACE/NAME=HOST:PORT")
+    return service, address
 
 
 def _boolean(value: str) -> bool:
@@ -105,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             client_ca_file=args.client_ca_file,
             rbac=args.authorization_mode == "RBAC",
             publish_kubelet_client_ca=args.publish_kubelet_client_ca,
+            webhook_services=dict(args.webhook_service),
         )
         server.start()
     except (OSError, ValueError) as err:
