@@ -167,6 +167,9 @@ class Controller:
                 req = queue.get()
             except ShutDown:
                 return
+            if self._queue is not queue:  # stopped: the queue hands out its backlog, which is dropped here
+                queue.done(req)
+                continue
             if metrics is not None:
                 metrics.worker_active(self.name, 1)
             try:

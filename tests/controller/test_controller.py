@@ -198,3 +198,26 @@ def test_keys_from_a_source_are_reconciled_and_the_source_starts_with_each_run()
         assert not thread.is_alive()
     assert len(handed) == 2 and seen[Request("", "early")] == 0
     assert not controller.enqueue(Request("", "late"))
+
+
+@pytest.mark.integration
+def test_a_stopped_controller_drops_its_backlog_instead_of_working_through_it() -> None:
+    """A deposed leader must not go on reconciling a queue of keys (its writes are refused anyway)."""
+    release = threading.Event()
+    seen: list[Request] = []
+
+    def reconcile(req: Request) -> None:
+        seen.append(req)
+        release.wait(10)
+
+    controller = Controller("backlog", reconcile).watch_source(
+        lambda enqueue: [enqueue(Request("", str(i))) for i in range(100)])
+    stop = threading.Event()
+    thread = threading.Thread(target=controller.run, args=(stop,))
+    thread.start()
+    eventually(lambda: seen, what="the first key in work")
+    stop.set()
+    eventually(lambda: not controller.enqueue(Request("", "late")), what="the controller stopping")
+    release.set()  # the key in hand finishes; the 99 queued are not reconciled
+    thread.join(10)
+    assert not thread.is_alive() and seen == [Request("", "0")]
