@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # http.client (with ssl and email, ~10 ms) and orjson (~5 ms): only once a call fails or a body is decoded.
 # importlib.metadata (~20 ms with email): only for a sys.path entry the entry-point scan cannot read itself.
 LAZY = ("kubernetes", "urllib3", "prometheus_client", "cryptography", "ruamel", "cattrs",
-        "componentbase.client._throttled", "componentbase.controller", "psutil", "yaml",
-        "opentelemetry", "http.client", "orjson", "importlib.metadata")
+        "componentbase.client._throttled", "componentbase.client._conflicterror", "componentbase.controller",
+        "psutil", "yaml", "opentelemetry", "http.client", "orjson", "importlib.metadata")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

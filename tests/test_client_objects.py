@@ -107,6 +107,7 @@ def test_update_puts_the_object_and_a_stale_resource_version_is_a_conflict(objec
     assert str(err.value) == ('Operation cannot be fulfilled on configmaps "upd": the object has been modified; '
                               'please apply your changes to the latest version and try again')
     assert is_conflict(err.value) and err.value.status == 409 and err.value.fields == ()
+    assert isinstance(err.value, ApiException), "code catching the official client's errors still catches it"
     assert isinstance(err.value.__cause__, ApiException)
     assert describe(err.value).summary.startswith("409 Conflict: Operation cannot be fulfilled")
     assert objects.get("v1", "ConfigMap", "upd", "default")["data"] == {"greeting": "hello"}

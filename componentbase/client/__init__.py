@@ -7,12 +7,16 @@ Importing this package does not import ``kubernetes``; building a client does.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from componentbase.client._conflicterror import Conflict
+
 from componentbase.client._build import (
     ClientConfigError,
     new_api_client,
 )
 from componentbase.client._conflict import (
-    Conflict,
     FieldConflict,
 )
 from componentbase.client._errors import (
@@ -146,3 +150,12 @@ __all__ = [
     "status_reason",
     "suggests_client_delay",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Conflict`` is an ``ApiException``: it loads (and imports ``kubernetes``) on first use, not with the package."""
+    if name == "Conflict":
+        from componentbase.client._conflicterror import Conflict  # imports kubernetes: not on the --help path
+
+        return Conflict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from componentbase.client._conflict import Conflict
 from componentbase.client._json import decode_json
 from componentbase.util import Backoff, retry_on_error
 
@@ -256,9 +255,12 @@ def status_reason(status: dict[str, Any]) -> str:
 
 def describe(exc: BaseException) -> CallFailure:
     """Summarise ``exc`` (an ``ApiException``, a urllib3 or socket error, a bad response) on one line."""
+    from kubernetes.client.exceptions import ApiException  # slow import (~0.5 s): on first use, never for --help
+
+    from componentbase.client._conflicterror import Conflict  # imports kubernetes, as the line above
+
     if isinstance(exc, Conflict):  # its message is already one line, an apply's several joined
         return CallFailure(409, f"409 Conflict: {exc.message}", None, "Conflict")
-    from kubernetes.client.exceptions import ApiException  # slow import (~0.5 s): on first use, never for --help
 
     if isinstance(exc, ApiException):
         doc, status = _status(exc)

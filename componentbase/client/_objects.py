@@ -5,8 +5,8 @@ calls go through the ``ApiClient`` given (the Manager's fenced one, so a replica
 no write), and every object a write answers with goes to ``on_write`` (the Manager's read-your-own-writes),
 except a dry run's: the server stored nothing, and no watch event will ever settle it.
 
-Errors are the official client's ``ApiException``, except a 409 ``Conflict``, which raises ``Conflict``
-(one line; an apply's conflicting managers and fields in ``Conflict.fields``).
+Errors are the official client's ``ApiException``; a 409 ``Conflict`` is its subclass ``Conflict`` (one
+line; an apply's conflicting managers and fields in ``Conflict.fields``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from componentbase.client._conflict import conflict_of
 from componentbase.client._errors import is_resource_expired, json_body
 from componentbase.client._fastcall import request
 from componentbase.client._mutate import OperationResult, create_or_patch, create_or_update
@@ -73,6 +72,8 @@ class ObjectClient:
             return json_body(request(self.api_client, method, path, query=list(query), body=body,
                                      content_type=content_type if body is not None else None, timeout=TIMEOUT))
         except Exception as err:
+            from componentbase.client._conflicterror import conflict_of  # imports kubernetes: the call already did
+
             conflict = conflict_of(err)
             if conflict is None:
                 raise
