@@ -24,7 +24,7 @@ def bomb(width: int, levels: int) -> str:
 def test_an_alias_bomb_is_refused_at_once_naming_the_file_and_line() -> None:
     started = time.monotonic()
     errors = errors_of(bomb(9, 9))
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5  # expanded, its 9**9 values would take minutes
     assert len(errors) == 1
     assert errors[0].startswith("sched.yaml:") and errors[0].endswith(
         f": document contains excessive aliasing: more than {MAX_VALUES} values once aliases are expanded")
@@ -94,7 +94,7 @@ def test_a_long_comment_is_read_in_linear_time(size: int) -> None:
     started = time.monotonic()
     cfg = SCHEME.decode(text)
     assert isinstance(cfg, SchedulerConfig) and cfg.parallelism == 4
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 5  # quadratic in a 10**6-character line would take hours
     # the lines after a long comment are still right
     assert errors_of(doc("# " + "x" * size + "\nparallelism: x\n")) == [
         'sched.yaml:4: parallelism: Invalid value: "x": must be an integer']
@@ -118,7 +118,7 @@ def test_only_a_regular_file_is_read(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(DecodeError) as info:
         SCHEME.decode_file(fifo)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5  # opened, it would block forever
     assert str(info.value) == f"open {fifo}: is a FIFO, not a regular file"
     with pytest.raises(DecodeError) as info:
         SCHEME.decode_file("/dev/zero")  # endless: never read

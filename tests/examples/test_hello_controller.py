@@ -93,7 +93,7 @@ def test_two_replicas_greet_and_hand_over_on_sigkill_and_sigterm(
     assert _holder(objects) == "", "SIGTERM releases the lease"
 
 
-def test_sigterm_right_after_acquiring_the_lease_releases_it_within_a_retry_period(
+def test_sigterm_right_after_acquiring_the_lease_releases_it_well_before_it_expires(
         kube_apiserver: LoopbackAPIServer, start: Callable[[], Replica]) -> None:
     objects = ObjectClient(kube_apiserver.api_client())
     replica = start()
@@ -104,5 +104,6 @@ def test_sigterm_right_after_acquiring_the_lease_releases_it_within_a_retry_peri
     released = time.monotonic() - sent
     assert replica.proc.wait(10) == 0
     assert "Traceback" not in replica.log.read_text()
-    # retryPeriod (0.2 s) + 0.1 s, and 0.2 s for a loaded 2-core machine to schedule two processes
-    assert released <= 0.2 + 0.1 + 0.2, f"released {released:.2f}s after SIGTERM"
+    # About a retry period (0.2 s) + 0.1 s: under half the 2 s lease, so a standby takes over at once, and a
+    # loaded 2-core machine has 0.7 s to schedule two processes (unreleased, the lease keeps naming it).
+    assert released < 1.0, f"released {released:.2f}s after SIGTERM"

