@@ -117,3 +117,26 @@ def test_a_conversion_that_changes_the_name_or_the_count_is_refused(api: client.
     with pytest.raises(client.ApiException) as err:
         crs.get_namespaced_custom_object("example.com", "v1", "default", "widgets", "new")
     assert err.value.status == 404  # nothing stored
+
+
+def test_match_policy_equivalent_calls_a_v1_rule_for_a_v2_request(api: client.ApiClient,
+                                                                   hooks: WebhookServer) -> None:
+    hooks.handlers["/check"] = lambda r: {"allowed": True}
+    reg = client.AdmissionregistrationV1Api(api)
+    rule = {"operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"], "resources": ["widgets"]}
+    for policy in ("Exact", "Equivalent"):
+        reg.create_validating_webhook_configuration({"metadata": {"name": policy.lower()}, "webhooks": [{
+            "name": f"{policy.lower()}.example.com", "matchPolicy": policy, "rules": [rule], "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "clientConfig": {
+                "service": {"namespace": "system", "name": "webhook", "path": "/check"},
+                "caBundle": hooks.ca_bundle}}]})
+    try:
+        client.CustomObjectsApi(api).create_namespaced_custom_object("example.com", "v2", "default", "widgets",
+                                                                     _widget("equivalent", "v2", replicas=7))
+    finally:
+        for policy in ("exact", "equivalent"):
+            reg.delete_validating_webhook_configuration(policy)
+    assert len(hooks.reviews["/check"]) == 1  # Exact did not match a v2 request
+    request = hooks.reviews["/check"][0]["request"]
+    assert (request["kind"]["version"], request["requestKind"]["version"]) == ("v1", "v2")
+    assert (request["object"]["apiVersion"], request["object"]["spec"]) == ("example.com/v1", {"size": 7})

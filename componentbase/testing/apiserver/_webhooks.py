@@ -102,8 +102,8 @@ class WebhookAdmission:
     def deleting(self, req: Request, namespace: str, old: Obj) -> None:
         """DELETE: the mutating webhooks (which may not patch) and the validating ones see ``oldObject``; each
         object of a DELETECOLLECTION is asked about on its own, by its name and namespace, as kube does."""
-        if req.verb not in ("delete", "deletecollection"):
-            return
+        if req.verb not in ("delete", "deletecollection") or req.user is None:
+            return  # the server's own deletes (an eviction's) are not admitted, as kube's eviction deletes
         name = _name(None, old)
         if (req.namespace, req.name) != (namespace, name):
             req = replace(req, namespace=namespace, name=name)  # shares ``warnings``
@@ -180,12 +180,12 @@ class WebhookAdmission:
         hook, dry = inv.hook, req.options.dry_run
         if dry and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
             if hook.spec.get("sideEffects") is None:
-                return self._failed(hook, "Webhook SideEffects is nil", req, code=400)
+                return self._failed(hook, "Webhook SideEffects is nil", req)
             return ApiError.bad_request(f'admission webhook "{hook.name}" does not support dry run')
         versions = [v for v in hook.spec.get("admissionReviewVersions") or () if v in ("v1", "v1beta1")]
         if not versions:
             return self._failed(hook, "could not create admission objects: webhook does not accept known "
-                                "AdmissionReview versions (v1, v1beta1)", req, code=400)
+                                "AdmissionReview versions (v1, v1beta1)", req)
         user = req.user.to_user_info() if req.user is not None else {"username": "", "groups": []}
         review = review_request(
             res=inv.res, request_res=req.res, sub=req.sub, name=req.name or _name(obj, old),
@@ -211,7 +211,7 @@ class WebhookAdmission:
             return denial(hook.name, response.get("status"))
         return response
 
-    def _failed(self, hook: Hook, reason: str, req: Request, code: int = 500) -> ApiError | None:
+    def _failed(self, hook: Hook, reason: str, req: Request) -> ApiError | None:
         """ErrCallingWebhook: passed over (logged) under Ignore, else the request's 500."""
         message = f'failed calling webhook "{hook.name}": {reason}'
         if hook.ignores_failures:
