@@ -61,7 +61,7 @@ def release(lock: Any, identity: str) -> None:
 @contextlib.contextmanager
 def leading(lock: Any) -> Iterator[None]:
     """Mark the current thread as running the leader work of ``lock``'s Lease."""
-    leases = getattr(_local, "leases", frozenset())
+    leases: frozenset[tuple[str, str]] = getattr(_local, "leases", frozenset())
     _local.leases = leases | {_key(lock)}
     try:
         yield
