@@ -126,26 +126,10 @@ def test_the_dockerfile_is_multi_stage_slim_non_root_and_runs_only_the_wheels_sc
     _, stages = parse(text)
     assert [s.name for s in stages] == ["build", "runtime", "scheduler", "virtual-kubelet", "hello", "apiserver",
                                         "demo"]
+    entrypoints = {json.loads(rest)[0] for s in stages for keyword, rest in s.instructions if keyword == "ENTRYPOINT"}
+    assert entrypoints == scripts()
     runtime = next(s for s in stages if s.name == "runtime")
     # The final images get the built venv and nothing else from the build stage.
     assert [rest for keyword, rest in runtime.instructions if keyword == "COPY"] == [
         "--from=build /opt/componentbase /opt/componentbase"]
 
-
-BROKEN = {
-    "FORM python:3.12-slim\n": "line 1: unknown instruction FORM",
-    "FROM python:3.12\nUSER 1000\nENTRYPOINT [\"componentbase-demo\"]\n": "not multi-stage",
-    "FROM python:3.12-slim AS a\nFROM a AS b\nENTRYPOINT [\"componentbase-demo\"]\n": "stage b: runs as root",
-    "FROM python:3.12-slim AS a\nUSER 1\nFROM a AS b\nENTRYPOINT [\"kube-scheduler\"]\n":
-        "stage b: ENTRYPOINT kube-scheduler is not a script the wheel installs",
-    "FROM python:3.12-slim AS a\nRUN apt-get update && \\\n    apt-get install -y gcc\nUSER 1\n"
-    "FROM a AS b\nENTRYPOINT [\"componentbase-demo\"]\n":
-        "stage b: RUN may install a compiler: apt-get update && apt-get install -y gcc",
-    "FROM python:3.12 AS a\nUSER 1\nFROM a AS b\nENTRYPOINT componentbase-demo\n":
-        "stage a: base image python:3.12 is not a slim image",
-}
-
-
-@pytest.mark.parametrize("text", BROKEN)
-def test_the_checks_find_each_planted_fault(text: str) -> None:
-    assert BROKEN[text] in problems(text, {"componentbase-demo"})

@@ -80,14 +80,16 @@ def test_stdin_once_ends_the_process_input_with_the_first_client(tmp_path: Path,
 
 def test_stdin_once_refuses_a_second_client_input_instead_of_dropping_it(tmp_path: Path,
                                                                        stopped: list[ContainerProcess]) -> None:
-    keeps_running = "import sys, time\nprint('got', sys.stdin.readline().strip(), flush=True)\ntime.sleep(60)"
+    keeps_running = ("import sys, time\nprint('got', sys.stdin.readline().strip(), flush=True)\n"
+                     "while True:\n    print('up', flush=True)\n    time.sleep(0.1)")
     proc = _running(tmp_path, stopped, once=True, code=keeps_running)
     assert b"got first\n" in _send(proc, b"first\n", b"got first")
     eventually(lambda: not (tmp_path / "c" / "0.stdin").exists(), 10, what="the shim to close stdin after the first")
     with pytest.raises(ValueError, match=r"stdin was closed when its first attached client's input ended"):
         _send(proc, b"second\n", b"")
     seen = bytearray()  # watching the output, without stdin, is still allowed
-    assert attach(proc, ExecIO(stdout=seen.extend, closed=lambda: True)) == 0
+    assert attach(proc, ExecIO(stdout=seen.extend, closed=lambda: b"up\n" in seen)) == 0
+    assert b"up\n" in seen
     assert proc.running
 
 
