@@ -162,12 +162,12 @@ class SharedInformer:
         self._dispatcher.stop()
 
     def has_synced(self) -> bool:
-        """True once a list is in the cache; False again from a failed watch until the reflector found the
-        server's history unchanged or relisted (handlers: see their registration's ``has_synced``)."""
+        """True once a list is in the cache; False again from a failed watch (or a history gone backwards)
+        until the relist is in (handlers: see their registration's ``has_synced``)."""
         return self._synced.is_set()
 
     def _set_synced(self, synced: bool) -> None:
-        """The reflector's word on whether the cache is known to be current (after a first list)."""
+        """The reflector's word on whether the cache is known to be current (a relist sets it again)."""
         if synced and self._listed:
             self._synced.set()
         elif not synced:

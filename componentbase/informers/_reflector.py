@@ -11,16 +11,14 @@
 - A resourceVersion ahead of the server's ("Too large resource version") or one that went backwards (an
   event or bookmark older than what was seen: the server restarted with a fresh sequence) means our
   position means nothing to this server: list again, or the watch would wait for a future that never comes.
-- After a watch failed (refused, dropped, ended at once) the server may have been restored or replaced
-  behind the same address, and kube-apiserver holds a watch from a resourceVersion it has not reached
-  open in silence. So a one-item list (its resourceVersion is the server's latest) comes first: lower
-  than ours, the server's history went backwards and we relist; else the watch resumes, with no relist
-  storm when an API server restarts. A server whose new history already passed our resourceVersion
-  cannot be told apart; etcd's ``snapshot restore --bump-revision --mark-compacted`` makes it a 410.
+- After a watch failed (refused, dropped, ended at once) we list before watching again, as client-go
+  relists after a watch that ended in error: the server may have been restored or replaced behind the
+  same address, and kube-apiserver holds a watch from a resourceVersion it has not reached open in
+  silence. Its resourceVersion cannot tell us: a busy new server passes ours within seconds.
 - A list whose resourceVersion is lower than ours replaces the cache all the same (the handlers see what
-  was deleted and added), and says so in the log.
-- From a failed watch until the check (or relist) is done, ``on_synced(False)`` tells the informer its
-  cache is not known to be current; ``on_synced(True)`` after a check that found it is.
+  was deleted and added, and no change for what did not change), and says so in the log.
+- From a failed watch until the relist is in, ``on_synced(False)`` tells the informer its cache is not
+  known to be current.
 """
 
 from __future__ import annotations
@@ -92,9 +90,7 @@ class Reflector:
         self.resource_version = ""
         #: A list must come before the next watch: our position may mean nothing to the server.
         self.stale = False
-        #: A watch failed: check the server's history has not gone backwards before watching again.
-        self.unverified = False
-        self.probes = 0  # one-item lists made for that check
+        self._watch_failing = False
         self.lists = 0  # lists completed
         self.watches = 0  # watches opened
         self._stopped = threading.Event()
@@ -119,15 +115,8 @@ class Reflector:
                 except Exception as err:
                     self._failed("list", err)
                     continue
-                self._succeeded()
-            elif self.unverified:
-                try:
-                    self._verify()
-                except Exception as err:
-                    self._failed("list", err)
-                    continue
-                if self.stale:
-                    continue
+                if not self._watch_failing:  # else lists that work between watches that fail keep backing off
+                    self._succeeded()
             self._watch()
 
     # --- listing -------------------------------------------------------------------------------
@@ -157,22 +146,10 @@ class Reflector:
             log.info("list %s: the server's resourceVersion went backwards (%s after %s): its history was "
                      "restored or replaced; replacing the cache with its state", self._what, rv, seen)
         self.sink.replace(items, rv)
-        self.stale = self.unverified = False
+        self.stale = False
         self.lists += 1
         log.log(V(4), "list %s: %d objects at resourceVersion %s", self._what, len(items), rv)
         return rv
-
-    def _verify(self) -> None:
-        """After a failed watch: relist if the server's resourceVersion is now lower than ours."""
-        page = self.lw.list_page(limit=1, timeout=self.list_timeout)
-        self.probes += 1
-        self.unverified = False
-        seen, now = self.resource_version, page.resource_version
-        if seen.isdigit() and now.isdigit() and int(now) < int(seen):
-            self._gone(f"list {self._what}: the server's resourceVersion went backwards ({now} after {seen}): "
-                       "its history was restored or replaced")
-        elif self._on_synced is not None:
-            self._on_synced(True)
 
     # --- watching ------------------------------------------------------------------------------
 
@@ -217,6 +194,7 @@ class Reflector:
             return
         log.log(V(5), "watch %s ended after %.1fs, %d events; resuming at %s", self._what, lasted, received,
                 self.resource_version)
+        self._watch_failing = False
         self._succeeded()
 
     def _consume(self, stream: WatchStream) -> int:
@@ -288,9 +266,8 @@ class Reflector:
     def _watch_failed(self, err: BaseException) -> None:
         """Back off, then list before watching again (see the module's docstring); a 429 only slows us."""
         if describe(err).status != 429:
-            self.unverified = True
-            if self._on_synced is not None:
-                self._on_synced(False)
+            self._mark_stale()
+        self._watch_failing = True
         self._failed("watch", err)
 
     def _mark_stale(self) -> None:

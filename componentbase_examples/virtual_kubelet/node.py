@@ -91,6 +91,7 @@ class Node:
                                             timings=self.timings, metrics=mgr.metrics)
         self.node_controller = NodeController(mgr.client, self.provider, self._spec, self.timings,
                                               stop_client=self.api_client, metrics=mgr.metrics)
+        self.node_controller.watch_node(mgr.informer("v1", "Node", field_selector=f"metadata.name={self.name}"))
         mgr.add(self.pod_controller.controller)
         mgr.add(self.pod_controller.poll)
         mgr.add(self._run_node_controller)

@@ -88,6 +88,11 @@ class NodeController:
             nodespec.set_ready(self.node, ready, reason, message)
         self._changed()
 
+    def watch_node(self, informer: Any) -> None:
+        """Our Node deleted (by someone, or gone with the history of an API server restored behind the same
+        address, which the informer's relist shows): register it again now, not at the next heartbeat."""
+        informer.add_event_handler(on_delete=lambda _obj: self._changed())
+
     def _changed(self) -> None:
         self.controller.enqueue(self._key)
 

@@ -53,7 +53,7 @@ def _informer(api: client.ApiClient, backoff: Backoff | None = None, watch_timeo
     return InformerFactory(api, watch_timeout=watch_timeout, backoff=backoff or fast_backoff()).configmaps("default")
 
 
-def test_watch_resumes_after_the_server_closes_watches_without_relisting(
+def test_after_the_server_closes_watches_handlers_see_exactly_the_real_changes(
         server: LoopbackAPIServer, api: client.ApiClient, stop: threading.Event) -> None:
     v1 = client.CoreV1Api(api)
     _count_lists(server)
@@ -74,10 +74,10 @@ def test_watch_resumes_after_the_server_closes_watches_without_relisting(
         want = len(expected)
         eventually(lambda w=watches: informer.reflector.watches > w, what="a new watch")  # type: ignore[misc]
         eventually(lambda n=want: len(mirror.calls) == n, what="the changes made while away")  # type: ignore[misc]
-    assert mirror.calls == expected  # exactly the real changes: nothing synthesized by a relist
-    # one list; after each cut watch only a one-item list, to see the server's history did not go backwards
-    assert informer.reflector.lists == 1
-    assert _lists(server) == 1 + informer.reflector.probes
+    # exactly the real changes, nothing synthesized: a watch cut after living a while resumes without a list,
+    # and one cut at once (a second is "very short") is followed by a list whose Replace adds nothing false
+    assert mirror.calls == expected
+    assert _lists(server) == informer.reflector.lists
     assert cache_state(informer) == server_state(api)
 
 
@@ -123,7 +123,7 @@ def test_gone_relists_and_handlers_see_what_changed_while_away(stop: threading.E
         want = server_state(api)
         eventually(lambda: mirror.snapshot() == want, what="handlers to match the server after the relist")
         assert cache_state(informer) == want
-        assert informer.reflector.lists == 2
+        assert informer.reflector.lists >= 2  # the stalled watch failing relists too
         assert sorted(mirror.calls[calls_before:]) == [
             ("add", "default/f"), ("delete", "default/a"), ("delete", "default/b"), ("update", "default/c")]
         assert sorted(t.key for t in mirror.tombstones) == ["default/a", "default/b"]
@@ -184,7 +184,10 @@ def test_dropped_watch_connections_back_off_and_resume(server: LoopbackAPIServer
     assert 2 <= drops <= 4 * 7, drops
     _count_lists(server)  # drops off, list counting on
     eventually(lambda: mirror.calls == [("add", "default/during-drops")], what="the change made during drops")
-    assert informer.reflector.lists == 1
+    # a failed watch is followed by a list (the server may have been restored behind the same address);
+    # its Replace hands handlers only the real change
+    assert informer.reflector.lists > 1
+    assert mirror.calls == [("add", "default/during-drops")]
 
 
 def test_dropped_lists_retry_until_the_server_answers(server: LoopbackAPIServer, api: client.ApiClient,
