@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -120,6 +121,52 @@ def test_list_ahead_of_the_server_is_too_large_after_a_wait(v1: client.CoreV1Api
     assert status["details"]["causes"] == [{"reason": "ResourceVersionTooLarge",
                                             "message": "Too large resource version"}]
     assert status["details"]["retryAfterSeconds"] == 1
+
+
+def test_stop_ends_a_list_waiting_for_a_resource_version_at_once() -> None:
+    server = LoopbackAPIServer().start()
+    v1 = client.CoreV1Api(server.api_client())
+    current = int(v1.list_namespaced_config_map("default").metadata.resource_version)
+    ended = threading.Event()
+
+    def wait() -> None:
+        try:
+            v1.list_namespaced_config_map("default", resource_version=str(current + 100),
+                                          resource_version_match="NotOlderThan")
+        except Exception:  # the server hangs up: the point is that it does not first wait its 3 s
+            pass
+        ended.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    time.sleep(0.3)  # the list is waiting now
+    stopped = time.monotonic()
+    server.stop()
+    assert ended.wait(10)
+    assert time.monotonic() - stopped < 2.0
+
+
+def test_watch_ahead_of_the_server_is_held_open_for_what_comes_after(v1: client.CoreV1Api) -> None:
+    """kube's watch cache neither waits nor refuses a plain watch from a resourceVersion it has not reached
+    (only a list or a sendInitialEvents watch gets "Too large resource version"): it delivers what comes
+    after it, and sends no bookmark older than it."""
+    current = int(v1.list_namespaced_config_map("default").metadata.resource_version)
+    start = current + 2
+    got: list[tuple[str, str, int]] = []
+
+    def run() -> None:
+        for ev in watch.Watch().stream(v1.list_namespaced_config_map, "default", resource_version=str(start),
+                                       allow_watch_bookmarks=True, timeout_seconds=3):
+            meta = ev["raw_object"]["metadata"]
+            got.append((ev["type"], meta.get("name", ""), int(meta["resourceVersion"])))
+
+    reader = threading.Thread(target=run, daemon=True)
+    reader.start()
+    time.sleep(1.5)  # past the bookmark sent 2 s before the watch's end: it must not go out below its start
+    for name in "abc":
+        v1.create_namespaced_config_map("default", _cm(name))
+    reader.join(10)
+    assert [(kind, name) for kind, name, _ in got if kind != "BOOKMARK"] == [("ADDED", "c")]
+    assert all(rv >= start for _, _, rv in got)
 
 
 def test_list_waits_for_a_resource_version_that_arrives(v1: client.CoreV1Api) -> None:
