@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 import pytest
+from kubernetes import client
 
 from componentbase.testing import LoopbackAPIServer, eventually
 
@@ -57,8 +56,8 @@ class Replica:
 
 
 def lease_holder(server: LoopbackAPIServer) -> str:
-    with urllib.request.urlopen(f"{server.url}/apis/coordination.k8s.io/v1/namespaces/default/leases/hello") as r:
-        return str(json.load(r)["spec"].get("holderIdentity") or "")
+    with server.api_client() as api:
+        return str(client.CoordinationV1Api(api).read_namespaced_lease("hello", "default").spec.holder_identity or "")
 
 
 @pytest.fixture

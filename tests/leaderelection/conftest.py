@@ -20,7 +20,6 @@ from componentbase.testing import LoopbackAPIServer
 
 NAMESPACE = "kube-system"
 LEASE = "kube-scheduler"
-LEASE_PATH = f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases/{LEASE}"
 
 #: Short timings so the suite runs in seconds; the slack (lease - deadline) absorbs a busy 2-core box.
 TIMINGS: dict[str, float] = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
@@ -169,9 +168,13 @@ def candidates(server: LoopbackAPIServer, recorder: Recorder) -> Iterator[Candid
 
 
 def raw_lease(server: LoopbackAPIServer) -> dict[str, Any]:
-    """The Lease as the server holds it, read over plain HTTP (not through the client's decoding)."""
+    """The Lease as the server sent it (its wire timestamps, not the client's datetimes): the official
+    client's read, its JSON left undecoded."""
     import json
-    import urllib.request
 
-    with urllib.request.urlopen(server.url + LEASE_PATH, timeout=5) as resp:
-        return json.loads(resp.read())  # type: ignore[no-any-return]
+    import kubernetes.client as kc
+
+    with server.api_client() as api:
+        resp = kc.CoordinationV1Api(api).read_namespaced_lease(LEASE, NAMESPACE, _preload_content=False,
+                                                               _request_timeout=5)
+        return json.loads(resp.data)  # type: ignore[no-any-return]
