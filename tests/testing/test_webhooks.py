@@ -178,10 +178,12 @@ def test_dry_run_and_side_effects(api: client.ApiClient, hooks: WebhookServer, n
     review = hooks.reviews["/check"][-1]["request"]
     assert len(hooks.reviews["/check"]) == before + 1
     assert (review["dryRun"], review["options"]["dryRun"]) == (True, ["All"])
-    _install(api, "validating", "effects", _hook(ns, "effects.example.com", "/check", hooks, sideEffects="Some"))
-    body = _refused(api, ns, dry_run="All")
-    assert (body["code"], body["message"]) == (400, 'admission webhook "effects.example.com" does not support '
-                                                    "dry run")
+    # admissionregistration/v1 stores no webhook with side effects, so no dry run can reach one
+    with pytest.raises(client.ApiException) as err:
+        _install(api, "validating", "effects", _hook(ns, "effects.example.com", "/check", hooks, sideEffects="Some"))
+    assert json.loads(err.value.body)["details"]["causes"] == [{
+        "reason": "FieldValueNotSupported", "field": "webhooks[0].sideEffects",
+        "message": 'Unsupported value: "Some": supported values: "None", "NoneOnDryRun"'}]
 
 
 def test_a_malformed_review_and_a_patch_that_does_not_apply(api: client.ApiClient, hooks: WebhookServer,
@@ -253,14 +255,14 @@ def test_rules_selectors_and_delete(api: client.ApiClient, hooks: WebhookServer,
     assert delete["userInfo"]["username"]  # who asked
 
 
-def test_admission_review_versions(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
-    hooks.handlers["/check"] = lambda r: {"allowed": True}
-    _install(api, "validating", "old", _hook(ns, "old.example.com", "/check", hooks,
-                                             admissionReviewVersions=["v1alpha9"]))
+def test_a_v1beta1_only_webhook_gets_a_v1beta1_review(api: client.ApiClient, hooks: WebhookServer,
+                                                         ns: str) -> None:
+    hooks.handlers["/beta"] = lambda r: {"allowed": False, "status": {"message": "beta says no"}}
+    _install(api, "validating", "beta", _hook(ns, "beta.example.com", "/beta", hooks,
+                                              admissionReviewVersions=["v1beta1"]))
     body = _refused(api, ns)
-    assert body["message"] == ('Internal error occurred: failed calling webhook "old.example.com": could not '
-                               "create admission objects: webhook does not accept known AdmissionReview versions "
-                               "(v1, v1beta1)")
+    assert body["message"] == 'admission webhook "beta.example.com" denied the request: beta says no'
+    assert hooks.reviews["/beta"][-1]["apiVersion"] == "admission.k8s.io/v1beta1"
 
 
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
@@ -273,3 +275,30 @@ def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[st
     assert done.value.code == 2
     assert capsys.readouterr().err.endswith(
         "error: argument --webhook-service: 'webhook=127.0.0.1:9443' is not NAMESPACE/NAME=HOST:PORT\n")
+
+
+def test_configurations_are_defaulted_and_validated_as_kube_does(api: client.ApiClient, hooks: WebhookServer,
+                                                                 ns: str) -> None:
+    _install(api, "mutating", "defaulted", _hook(ns, "defaulted.example.com", "/check", hooks))
+    stored = client.CustomObjectsApi(api).get_cluster_custom_object(
+        "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "defaulted")
+    hook = stored["webhooks"][0]
+    assert {k: hook[k] for k in ("failurePolicy", "matchPolicy", "timeoutSeconds", "reinvocationPolicy",
+                                 "objectSelector")} == {
+        "failurePolicy": "Fail", "matchPolicy": "Equivalent", "timeoutSeconds": 10, "reinvocationPolicy": "Never",
+        "objectSelector": {}}
+    assert hook["rules"][0]["scope"] == "*"
+    bad = _hook(ns, "bad", "/check", hooks, sideEffects="Some", timeoutSeconds=31, admissionReviewVersions=[])
+    bad["clientConfig"] = {"url": "http://127.0.0.1/x"}
+    with pytest.raises(client.ApiException) as err:
+        _install(api, "validating", "bad", bad)
+    body = json.loads(err.value.body)
+    assert err.value.status == 422
+    assert body["message"] == (
+        'ValidatingWebhookConfiguration.admissionregistration.k8s.io "bad" is invalid: ['
+        'webhooks[0].name: Invalid value: "bad": should be a domain with at least three segments separated by dots, '
+        'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun", '
+        "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds, "
+        "webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired "
+        "format: https://host[/path], "
+        "webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1]")

@@ -54,7 +54,7 @@ def server(hooks: WebhookServer, tmp_path_factory: pytest.TempPathFactory) -> It
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
          "metadata": {"name": "defaults"}, "webhooks": [hook("default.example.com", "/default")]},
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-         "metadata": {"name": "checks"}, "webhooks": [hook("check.example.com", "/check", sideEffects="Some")]},
+         "metadata": {"name": "checks"}, "webhooks": [hook("check.example.com", "/check")]},
         {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
          "metadata": {"name": "widgets.example.com"}, "spec": {
              "group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
@@ -93,9 +93,10 @@ def test_kubectl_sees_defaults_denials_warnings_and_dry_runs(server: LoopbackAPI
     assert 'Error from server (Forbidden): error when creating "' in done.stderr
     assert "admission webhook \"check.example.com\" denied the request: key 'forbidden' is not allowed" in done.stderr
     assert kubectl("get", "configmap", "bad", check=False).returncode == 1  # not stored
-    done = kubectl("create", "configmap", "dry", "--from-literal=a=1", "--dry-run=server", check=False)
-    assert done.returncode == 1
-    assert 'admission webhook "check.example.com" does not support dry run' in done.stderr
+    bad["metadata"]["name"] = "dry"
+    done = kubectl("create", "-f", _file(tmp_path, bad), "--dry-run=server", check=False)
+    assert done.returncode == 1  # a dry run is denied as the real request would be
+    assert "admission webhook \"check.example.com\" denied the request: key 'forbidden' is not allowed" in done.stderr
 
 
 def test_kubectl_with_a_webhook_down_fail_and_ignore(server: LoopbackAPIServer, kubectl_at: KubectlAt,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._admission import admit_pod
+from ._webhookconfig import CONFIGURATIONS, default_configuration
 
 __all__ = ["apply_defaults"]
 
@@ -229,6 +230,8 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "persistentvolumes": _volume, "horizontalpodautoscalers.autoscaling": _hpa,
     "storageclasses.storage.k8s.io": _storage_class, "priorityclasses.scheduling.k8s.io": _priority_class,
     "namespaces": _namespace, "poddisruptionbudgets.policy": _pdb,
+    CONFIGURATIONS[0]: lambda o: default_configuration(o, True),
+    CONFIGURATIONS[1]: lambda o: default_configuration(o, False),
 }
 
 

@@ -20,6 +20,7 @@ from componentbase.util.field import ErrorType, FieldError, Path, duplicate, inv
 from componentbase.util.validation import config_key, dns1123_label, label_key, label_value, port_name
 
 from ._formats import NAME_RULES
+from ._webhookconfig import CONFIGURATIONS, configuration_errors
 from .errors import ApiError
 from .resources import Resource
 
@@ -99,6 +100,8 @@ def validate(res: Resource, obj: Obj) -> list[FieldError]:
         errors += _service_ports(_dict(obj.get("spec")))
     if res.key in ("configmaps", "secrets"):
         errors += _data_keys(obj)
+    if res.key in CONFIGURATIONS:
+        errors += configuration_errors(obj, mutating=res.key == CONFIGURATIONS[0])
     spec = template_spec(res, obj)
     if spec is not None:
         try:
