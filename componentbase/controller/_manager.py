@@ -228,6 +228,12 @@ class Manager:
         as controller-runtime's ``GetEventRecorderFor``: ``rec.event(obj, "Normal", "Greeted", "...")``."""
         return self.event_broadcaster.new_recorder(name, host)
 
+    def has_synced(self) -> bool:
+        """Whether every started informer of the cache holds the server's state and its handlers have seen
+        it: False before the first lists, and again from a failed watch (an API server restarted, restored or
+        replaced) until the relist is in, so a readyz check can report a cache not known to be current."""
+        return self.cache.started and not self.cache.unsynced()
+
     def is_leading(self) -> bool:
         """Whether leader-only runnables are running here now (always, without leader election)."""
         return self._leading.is_set()

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from componentbase.client import ObjectClient, is_too_large_resource_version
+from componentbase.controller import Manager
 from componentbase.informers import InformerFactory, deleted_object, strip_managed_fields
 from componentbase.testing import LoopbackAPIServer, eventually
 from tests.controller.helpers import configmap
@@ -95,3 +96,22 @@ def test_too_large_resource_version_is_recognised_as_kube_apiserver_sends_it() -
               "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]}}
     assert is_too_large_resource_version(status)
     assert not is_too_large_resource_version({"kind": "Status", "code": 504, "reason": "Timeout"})
+
+
+@pytest.mark.integration
+def test_the_manager_is_synced_again_only_once_the_relist_is_in(stop: threading.Event) -> None:
+    with LoopbackAPIServer() as server:
+        mgr = Manager(server.api_client())
+        mgr.informer("v1", "ConfigMap")
+        runner = threading.Thread(target=mgr.run, args=(stop,), daemon=True)
+        runner.start()
+        try:
+            eventually(mgr.has_synced, 10, what="the first sync")
+            server.faults.set(error_rate=1.0, error_code=503, verbs=["list"])
+            server.restart()
+            eventually(lambda: not mgr.has_synced(), 5, what="the manager to stop calling its cache synced")
+            server.faults.clear()
+            eventually(mgr.has_synced, 10, what="the relist to land")
+        finally:
+            stop.set()
+            runner.join(15)
