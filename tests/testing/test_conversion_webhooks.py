@@ -140,3 +140,26 @@ def test_match_policy_equivalent_calls_a_v1_rule_for_a_v2_request(api: client.Ap
     request = hooks.reviews["/check"][0]["request"]
     assert (request["kind"]["version"], request["requestKind"]["version"]) == ("v1", "v2")
     assert (request["object"]["apiVersion"], request["object"]["spec"]) == ("example.com/v1", {"size": 7})
+
+
+def test_a_webhook_conversion_is_validated_as_kube_does(api: client.ApiClient) -> None:
+    crd = {"metadata": {"name": "gizmos.example.com"}, "spec": {
+        "group": "example.com", "scope": "Namespaced", "names": {"plural": "gizmos", "kind": "Gizmo"},
+        "versions": [{"name": "v1", "served": True, "storage": True, "schema": _SCHEMA}],
+        "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v9"],
+                                                          "clientConfig": {"url": "http://127.0.0.1/convert"}}}}}
+    with pytest.raises(client.ApiException) as err:
+        client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    assert err.value.status == 422
+    assert [(c["field"], c["message"]) for c in json.loads(err.value.body)["details"]["causes"]] == [
+        ("spec.conversion.webhookClientConfig.url",
+         "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]"),
+        ("spec.conversion.conversionReviewVersions", 'Invalid value: ["v9"]: must include at least one of v1, '
+                                                     "v1beta1")]
+    del crd["spec"]["conversion"]["webhook"]
+    with pytest.raises(client.ApiException) as err:
+        client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    assert json.loads(err.value.body)["message"] == (
+        'CustomResourceDefinition.apiextensions.k8s.io "gizmos.example.com" is invalid: ['
+        "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook, "
+        "spec.conversion.conversionReviewVersions: Required value]")

@@ -15,7 +15,9 @@ from typing import Any
 from ._conversion import converter_for
 from ._json import loads
 from ._schema import Cause, go_value, structural_errors
+from ._validation import as_causes
 from ._webhookclient import WebhookClient
+from ._webhookconfig import conversion_errors
 from ._wire import now_rfc3339
 from .errors import ApiError
 from .resources import CRUD_VERBS, Converter, Registry, Resource, ScalePaths
@@ -77,7 +79,7 @@ def _validate(crd: dict[str, Any]) -> list[Cause]:
         scale = (version.get("subresources") or {}).get("scale")
         if isinstance(scale, dict) and not scale.get("specReplicasPath"):
             errors.append(("FieldValueRequired", f"{path}.subresources.scale.specReplicasPath", "Required value"))
-    return errors
+    return errors + as_causes(conversion_errors(spec))
 
 
 def _condition(kind: str, reason: str, message: str, old: list[dict[str, Any]], status: str = "True"

@@ -6,7 +6,8 @@ selectors, ``timeoutSeconds: 10``, a mutating webhook's ``reinvocationPolicy: Ne
 (pkg/apis/admissionregistration/validation): fully qualified and unique webhook names, rules, the enums,
 ``sideEffects`` None or NoneOnDryRun, ``timeoutSeconds`` 1..30, exactly one of ``url`` (https, a host, no
 query, fragment or user) or ``service``, ``admissionReviewVersions`` naming v1 or v1beta1, with kube's
-messages. ``matchConditions`` (CEL) are kept, not compiled.
+messages. ``matchConditions`` (CEL) are kept, not compiled. A CRD's ``spec.conversion`` is checked here too,
+as apiextensions' validation does (its errors name the internal ``webhookClientConfig`` field, as kube's do).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from componentbase.util.field import FieldError, Path, duplicate, invalid, not_supported, required
+from componentbase.util.field import FieldError, Path, duplicate, forbidden, invalid, not_supported, required
 
-__all__ = ["CONFIGURATIONS", "configuration_errors", "default_configuration"]
+__all__ = ["CONFIGURATIONS", "configuration_errors", "conversion_errors", "default_configuration"]
 
 CONFIGURATIONS = ("mutatingwebhookconfigurations.admissionregistration.k8s.io",
                   "validatingwebhookconfigurations.admissionregistration.k8s.io")
@@ -135,13 +136,8 @@ def _hook_errors(hook: Obj, path: Path, mutating: bool) -> list[FieldError]:
         errors.append(invalid(path.child("timeoutSeconds"), timeout, "the timeout value must be between 1 and 30 "
                                                                       "seconds"))
     errors += _client_config_errors(hook.get("clientConfig"), path.child("clientConfig"))
-    versions = _list(hook.get("admissionReviewVersions"))
-    if not versions:
-        errors.append(required(path.child("admissionReviewVersions"), "must specify one of v1, v1beta1"))
-    elif not {"v1", "v1beta1"} & set(versions):
-        errors.append(invalid(path.child("admissionReviewVersions"), versions, "must include at least one of v1, "
-                                                                               "v1beta1"))
-    return errors
+    return errors + _review_versions(hook.get("admissionReviewVersions"), path.child("admissionReviewVersions"),
+                                     "must specify one of v1, v1beta1")
 
 
 def configuration_errors(obj: Obj, mutating: bool) -> list[FieldError]:
@@ -158,3 +154,35 @@ def configuration_errors(obj: Obj, mutating: bool) -> list[FieldError]:
         elif name:
             names.add(name)
     return errors
+
+
+def _review_versions(versions: Any, path: Path, detail: str) -> list[FieldError]:
+    versions = _list(versions)
+    if not versions:
+        return [required(path, detail)]
+    if not {"v1", "v1beta1"} & set(versions):
+        return [invalid(path, versions, "must include at least one of v1, v1beta1")]
+    return []
+
+
+def conversion_errors(spec: Obj) -> list[FieldError]:
+    """apiextensions' validateCustomResourceConversion over a CRD's ``spec.conversion``."""
+    conversion = spec.get("conversion")
+    if not isinstance(conversion, dict):
+        return []
+    path = Path("spec", "conversion")
+    strategy, webhook = conversion.get("strategy"), conversion.get("webhook")
+    if not strategy:
+        return [required(path.child("strategy"))]
+    if strategy not in ("None", "Webhook"):
+        return [not_supported(path.child("strategy"), strategy, ("None", "Webhook"))]
+    webhook = webhook if isinstance(webhook, dict) else None
+    if strategy == "None":
+        return [] if webhook is None else [
+            forbidden(path.child("webhookClientConfig"), "should not be set when strategy is not set to Webhook")]
+    if webhook is None or webhook.get("clientConfig") is None:
+        errors = [required(path.child("webhookClientConfig"), "required when strategy is set to Webhook")]
+    else:
+        errors = _client_config_errors(webhook["clientConfig"], path.child("webhookClientConfig"))
+    return errors + _review_versions((webhook or {}).get("conversionReviewVersions"),
+                                     path.child("conversionReviewVersions"), "")
