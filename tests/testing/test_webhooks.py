@@ -265,6 +265,24 @@ def test_a_v1beta1_only_webhook_gets_a_v1beta1_review(api: client.ApiClient, hoo
     assert hooks.reviews["/beta"][-1]["apiVersion"] == "admission.k8s.io/v1beta1"
 
 
+def test_an_eviction_is_sent_to_webhooks_as_a_pods_eviction_create(api: client.ApiClient, hooks: WebhookServer,
+                                                                    ns: str) -> None:
+    hooks.handlers["/evict"] = lambda r: {"allowed": False, "status": {"code": 429, "reason": "TooManyRequests",
+                                                                       "message": "this pod stays"}}
+    rules = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"]}]
+    _install(api, "validating", "evictions", _hook(ns, "evict.example.com", "/evict", hooks, rules=rules))
+    v1 = client.CoreV1Api(api)
+    v1.create_namespaced_pod(ns, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    with pytest.raises(client.ApiException) as err:
+        v1.create_namespaced_pod_eviction("p", ns, {"metadata": {"name": "p", "namespace": ns}})
+    assert (err.value.status, json.loads(err.value.body)["message"]) == (
+        429, 'admission webhook "evict.example.com" denied the request: this pod stays')
+    request = hooks.reviews["/evict"][-1]["request"]
+    assert (request["kind"], request["subResource"], request["name"], request["object"]["kind"]) == (
+        {"group": "policy", "version": "v1", "kind": "Eviction"}, "eviction", "p", "Eviction")
+    assert v1.read_namespaced_pod("p", ns).metadata.deletion_timestamp is None
+
+
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
     from componentbase.testing.apiserver.__main__ import _parser, main
 

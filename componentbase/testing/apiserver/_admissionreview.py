@@ -33,15 +33,17 @@ def _gvr(res: Resource) -> dict[str, str]:
 
 def review_request(*, res: Resource, request_res: Resource, sub: str, name: str, namespace: str, operation: str,
                    user: dict[str, Any], obj: dict[str, Any] | None, old: dict[str, Any] | None, dry_run: bool,
-                   options: dict[str, Any] | None) -> dict[str, Any]:
-    """A v1 AdmissionReview; ``res`` is the version the webhook is called with, ``request_res`` the request's."""
+                   options: dict[str, Any] | None, kind: dict[str, str] | None = None) -> dict[str, Any]:
+    """A v1 AdmissionReview; ``res`` is the version the webhook is called with, ``request_res`` the request's;
+    ``kind`` is a subresource's own kind (policy/v1 Eviction for pods/eviction)."""
     opts = None
     if operation in _OPTIONS:
         opts = {"kind": _OPTIONS[operation], "apiVersion": "meta.k8s.io/v1", **(options or {})}
     request = {
         "uid": str(uuid.uuid4()),
-        "kind": _gvk(res), "resource": _gvr(res), "subResource": sub or None,
-        "requestKind": _gvk(request_res), "requestResource": _gvr(request_res), "requestSubResource": sub or None,
+        "kind": kind or _gvk(res), "resource": _gvr(res), "subResource": sub or None,
+        "requestKind": kind or _gvk(request_res), "requestResource": _gvr(request_res),
+        "requestSubResource": sub or None,
         "name": name or None, "namespace": namespace or None, "operation": operation,
         "userInfo": user, "object": obj, "oldObject": old, "dryRun": dry_run, "options": opts,
     }

@@ -318,6 +318,7 @@ class _Handler(BaseHTTPRequestHandler):
         res = req.res
         if route.verb == "create":
             if route.sub or res.key == "bindings":  # binding, eviction, token
+                req.body = rest.webhooks.create_subresource(req)
                 return {"eviction": rest.evict, "token": rest.token}.get(route.sub, rest.bind)(req)
             if res.key in REVIEWS:
                 server = self.server
