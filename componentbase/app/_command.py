@@ -25,10 +25,8 @@ import pluggy
 from componentbase.app._componentoptions import ComponentOptions
 from componentbase.app._config import CompletedConfig
 from componentbase.app._options import Options
-from componentbase.app._run import run_component
 from componentbase.cli import Options as OptionGroup
 from componentbase.cli import _flags as cliflags
-from componentbase.client import ClientConfigError, UnknownKind, describe, is_connection_error, status_of
 from componentbase.logs import (
     LogsOptions,
     V,
@@ -237,6 +235,9 @@ class Command:
         # What start-up built (modules, config, clients) lives for the whole run: keep it out of the
         # collector's full passes, which otherwise walk it again and again on a busy component's hot path.
         gc.freeze()
+        from componentbase.app._run import run_component  # the runtime: serving, leader election; not for --help
+        from componentbase.client import UnknownKind, describe, is_connection_error, status_of
+
         with _signals_set(stop):
             try:
                 return run_component(completed, self.run, stop, err=err)
@@ -293,6 +294,8 @@ def _plugin_name(plugin: object) -> str:
 
 
 def _is_user_error(e: Exception) -> bool:
+    from componentbase.client import ClientConfigError  # the client: only once a config step failed
+
     return isinstance(e, ClientConfigError | OSError | ValueError)
 
 

@@ -14,7 +14,6 @@ import attrs
 from componentbase.app._config import Config
 from componentbase.app._options import Options
 from componentbase.cli import flag
-from componentbase.client import new_api_client
 from componentbase.componentconfig._leaderelectionoptions import LeaderElectionOptions
 from componentbase.componentconfig._scheme import Scheme
 from componentbase.logs import LogsOptions
@@ -90,4 +89,6 @@ class ComponentOptions(Options):
         config.leader_election = getattr(cfg, "leader_election", None)
 
     def connect(self, config: Config) -> None:
+        from componentbase.client import new_api_client  # the client: not on the --help path
+
         config.client = new_api_client(config.client_connection, config.master)

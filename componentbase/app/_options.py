@@ -11,7 +11,6 @@ import attrs
 
 from componentbase.app._config import Config
 from componentbase.cli import Options as OptionGroup
-from componentbase.client import new_api_client
 
 __all__ = ["Options"]
 
@@ -44,6 +43,8 @@ class Options(OptionGroup):
         le = config.leader_election
         if config.client is None or config.leader_election_client is not None or le is None or not le.leader_elect:
             return
+        from componentbase.client import new_api_client  # the client: not on the --help path
+
         client = new_api_client(config.client_connection, config.master, pool_maxsize=2)
         client.user_agent = f"{client.user_agent}/leader-election"
         config.leader_election_client = client

@@ -6,6 +6,9 @@ client, ``cryptography`` and ``prometheus_client`` load only when they are used.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from componentbase.serving import configz
 from componentbase.serving._authn import (
     AuthenticationInfo,
@@ -30,6 +33,9 @@ from componentbase.serving._healthz import (
     check_one,
     check_root,
 )
+from componentbase.serving._limits import (
+    ServerLimits,
+)
 from componentbase.serving._options import (
     ServingOptions,
 )
@@ -37,16 +43,32 @@ from componentbase.serving._secure import (
     SecureServingInfo,
     SecureServingOptions,
 )
-from componentbase.serving._server import (
-    Request,
-    Response,
-    SecureServer,
-    Server,
-    ServerLimits,
-)
-from componentbase.serving._start import (
-    start_serving,
-)
+
+if TYPE_CHECKING:
+    from componentbase.serving._server import (
+        Request,
+        Response,
+        SecureServer,
+        Server,
+    )
+    from componentbase.serving._start import (
+        start_serving,
+    )
+
+#: The server itself (sockets, TLS, the HTTP wire code, metrics) loads on first use: the options above are on
+#: every component's ``--help`` path, the server only on its run path.
+_LAZY = {"Request": "_server", "Response": "_server", "SecureServer": "_server", "Server": "_server",
+         "start_serving": "_start"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PING",

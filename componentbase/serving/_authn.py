@@ -22,7 +22,6 @@ from componentbase.cli._options import (
     Options,
     flag,
 )
-from componentbase.client import is_forbidden, is_not_found, observe_request, request
 from componentbase.serving._delegation import (
     DelegationError,
     UserInfo,
@@ -65,6 +64,8 @@ class TokenReviewAuthenticator:
         return user
 
     def _review(self, token: str) -> UserInfo | None:
+        from componentbase.client import observe_request, request  # the client: not on the --help path
+
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
         try:
             with observe_request(self.api_client, "POST") as obs:
@@ -213,6 +214,8 @@ class AuthenticationOptions(Options):
 
 
 def _read_client_ca(api: Any, timeout: float) -> str:
+    from componentbase.client import is_forbidden, is_not_found, observe_request, request  # running, not --help
+
     try:
         with observe_request(api, "GET") as obs:
             resp = obs.response(request(api, "GET", "/api/v1/namespaces/{namespace}/configmaps/{name}",

@@ -24,8 +24,6 @@ from componentbase.cli._options import (
     Options,
     flag,
 )
-from componentbase.client import observe_request
-from componentbase.client import request as call
 from componentbase.serving._delegation import (
     DelegationError,
     UserInfo,
@@ -126,6 +124,9 @@ class Authorizer:
         if user.extra_dict():
             spec["extra"] = user.extra_dict()
         body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+        from componentbase.client import observe_request  # the client: not on the --help path
+        from componentbase.client import request as call
+
         try:
             with observe_request(self.api_client, "POST") as obs:
                 resp = obs.response(call(self.api_client, "POST",

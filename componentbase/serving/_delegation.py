@@ -14,8 +14,6 @@ from typing import Any
 
 import attrs
 
-from componentbase.client import load_incluster_config, status_of
-
 __all__ = ["ANONYMOUS", "DelegationError", "UserInfo", "delegation_client", "describe_error"]
 
 log = logging.getLogger("componentbase.serving")
@@ -49,6 +47,8 @@ def delegation_client(kubeconfig: str, flag: str, timeout: float) -> Any:
     from kubernetes import client, config  # kubernetes takes ~0.5 s to import: loaded on first use, never for --help
     from kubernetes.config.config_exception import ConfigException
 
+    from componentbase.client import load_incluster_config
+
     configuration = client.Configuration()
     if kubeconfig:
         if not os.path.exists(kubeconfig):
@@ -72,6 +72,8 @@ def delegation_client(kubeconfig: str, flag: str, timeout: float) -> Any:
 
 def describe_error(err: BaseException) -> str:
     """A short reason without response bodies (a TokenReview reply carries the token)."""
+    from componentbase.client import status_of  # the client: loaded with the server, not for --help
+
     status = status_of(err)
     if status:
         return f"HTTP {status} {getattr(err, 'reason', '') or ''}".strip()

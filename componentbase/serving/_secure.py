@@ -11,9 +11,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
-import ssl
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -27,7 +26,10 @@ from componentbase.serving._certs import (
     generate_self_signed,
     maybe_default_self_signed,
 )
-from componentbase.serving._server import ServerLimits
+from componentbase.serving._limits import ServerLimits
+
+if TYPE_CHECKING:
+    import ssl  # loaded when a context is built, not by the flags on the --help path
 
 __all__ = ["IP", "SecureServingInfo", "SecureServingOptions"]
 
@@ -193,6 +195,8 @@ class SecureServingOptions(Options):
             bind_address=self.bind_address or "0.0.0.0", port=self.bind_port, cert_pem=cert_pem, key_pem=key_pem,
             min_tls_version=self.tls_min_version, cipher_suites=tuple(self.tls_cipher_suites),
             shutdown_timeout=self.shutdown_timeout, limits=self.limits, reuse_port=self.permit_port_sharing)
+        import ssl  # TLS loads with the server's context, not for the flags on the --help path
+
         try:
             info.ssl_context()
         except ssl.SSLError as err:

@@ -9,7 +9,10 @@ lists them) but, as in Go, TLS 1.3 always uses its own fixed set.
 from __future__ import annotations
 
 import functools
-import ssl
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl  # loaded by the functions that build contexts: the names above are on the --help path
 
 __all__ = ["CIPHER_SUITES", "INSECURE_CIPHER_SUITES", "TLS13_CIPHER_SUITES", "TLS_VERSIONS",
            "cipher_suite_errors", "new_server_context", "openssl_cipher_string"]
@@ -61,6 +64,8 @@ INSECURE_CIPHER_SUITES: dict[str, str] = {
 @functools.cache
 def _available() -> frozenset[str]:
     """OpenSSL names this interpreter can negotiate (TLS 1.2 and below)."""
+    import ssl  # only here, where a context is built: the names above are read by --help
+
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.set_ciphers("ALL:@SECLEVEL=0")
     return frozenset(c["name"] for c in ctx.get_ciphers())
@@ -93,6 +98,8 @@ def openssl_cipher_string(names: list[str]) -> str:
 def new_server_context(cert_file: str, key_file: str, min_version: str = "", cipher_suites: list[str] | None = None,
                        client_ca: str = "") -> ssl.SSLContext:
     """A server context; ``client_ca`` (PEM text) asks for optional client certificates signed by it."""
+    import ssl  # only here, where a context is built: the names above are read by --help
+
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion[TLS_VERSIONS[min_version or "VersionTLS12"]]
     if cipher_suites:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import random
-import ssl
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +21,7 @@ from typing import Any
 import attrs
 
 import componentbase
-import componentbase.informers
 from componentbase import field
-from componentbase.client import json_body
 from componentbase_examples.demo import cluster
 from componentbase_examples.demo.progress import Progress
 from componentbase_examples.demo.workload import LABEL, pod_manifest
@@ -157,7 +153,11 @@ class Demo:
                           else "virtual kubelets did not become Ready; see their logs in " + str(self.workdir))
         return ok
 
+    # The demo's runtime (the client, informers, ssl, urllib) is imported where it runs, not by --help.
+
     def ready_nodes(self) -> set[str]:
+        from componentbase.client import json_body
+
         raw = self.core.list_node(label_selector="type=virtual-kubelet", _preload_content=False)
         ready = set()
         for node in json_body(raw)["items"]:
@@ -176,6 +176,8 @@ class Demo:
 
     def leader(self) -> str:
         from kubernetes.client.exceptions import ApiException
+
+        from componentbase.client import json_body
 
         try:
             raw = self.coordination.read_namespaced_lease(cluster.LEASE_NAME, cluster.LEASE_NAMESPACE,
@@ -204,8 +206,10 @@ class Demo:
         return c["Scheduled"] + c["Running"] + c["Succeeded"] + c["Failed"] >= count
 
     def run(self) -> int:
+        from componentbase.informers import InformerFactory
+
         rng = random.Random(7)
-        informers = componentbase.informers.InformerFactory(self.api)
+        informers = InformerFactory(self.api)
         pods = informers.pods(NAMESPACE, label_selector=f"app={LABEL}")
         pods.add_event_handler(on_add=self.progress.observe, on_update=lambda old, new: self.progress.observe(new))
         informers.start(self.watching)
@@ -243,6 +247,9 @@ class Demo:
 
     def show_logs(self, count: int = 3) -> None:
         """A few pods' logs, from the kubelet API of the node each ran on (over TLS, with a bearer token)."""
+        import ssl
+        import urllib.request
+
         ports = {p.name: port for p, port in self.kubelets}
         context = ssl.create_default_context(cafile=self.kubelet_ca)
         shown = 0

@@ -12,7 +12,7 @@ from typing import Any
 import pluggy
 
 import componentbase
-from componentbase_examples.scheduler.framework import ENTRY_POINT_GROUP, SchedulerHooks
+from componentbase_examples.scheduler.interface import ENTRY_POINT_GROUP, SchedulerHooks
 from componentbase_examples.scheduler.options import SchedulerOptions
 from componentbase_examples.scheduler.profiles import ProfileValidator
 

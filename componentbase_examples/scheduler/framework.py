@@ -31,6 +31,7 @@ import pluggy
 import componentbase
 from componentbase import field
 from componentbase_examples.scheduler.interface import (
+    ENTRY_POINT_GROUP,
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
     SKIP,
@@ -72,8 +73,6 @@ __all__ = [
     "build_framework",
     "new_plugin_manager",
 ]
-
-ENTRY_POINT_GROUP = "componentbase.scheduler.plugins"
 
 #: Binds a pod to a node through the API; the scheduler's wiring provides it, a simulation records it.
 Binder = Callable[[PodInfo, str], None]

@@ -17,6 +17,7 @@ from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "EXTENSION_POINTS",
     "MAX_NODE_SCORE",
     "SKIP",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 MAX_NODE_SCORE = 100
+
+#: The entry point group through which a package adds scheduler plugins.
+ENTRY_POINT_GROUP = "componentbase.scheduler.plugins"
 
 class StateNotFound(Exception):
     """A plugin read what an earlier extension point of its own did not write (that point is disabled in

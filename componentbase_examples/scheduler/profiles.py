@@ -10,7 +10,7 @@ path, so a bad config fails validation rather than the scheduler's start.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -19,13 +19,10 @@ import componentbase
 from componentbase import field
 from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler import config
-from componentbase_examples.scheduler.framework import (
-    EXTENSION_POINTS,
-    Handle,
-    Registry,
-    RegistryError,
-    build_framework,
-)
+from componentbase_examples.scheduler.interface import EXTENSION_POINTS
+
+if TYPE_CHECKING:  # the framework is the runtime (informers, queues): defaulting and --help need not load it
+    from componentbase_examples.scheduler.framework import Handle, Registry
 
 __all__ = ["DEFAULT_MULTI_POINT", "ProfileValidator", "ResolvedProfile", "build_frameworks", "merge_plugin_set",
            "resolve", "validate"]
@@ -197,6 +194,8 @@ class ProfileError(ValueError):
 def build_frameworks(cfg: config.KubeSchedulerConfiguration, registry: Registry, handle: Handle,
                      ) -> dict[str, Any]:
     """One ``Framework`` per profile, by scheduler name."""
+    from componentbase_examples.scheduler.framework import build_framework
+
     frameworks: dict[str, Any] = {}
     for i, profile in enumerate(cfg.profiles):
         resolved, errs = resolve(profile, registry, field.Path("profiles").index(i))
@@ -222,6 +221,8 @@ class ProfileValidator:
         cfg = getattr(options, "component_config", None)
         if not isinstance(cfg, config.KubeSchedulerConfiguration):
             return []
+        from componentbase_examples.scheduler.framework import Registry, RegistryError
+
         try:
             registry = Registry.from_plugin_manager(self.pm)
         except RegistryError as e:

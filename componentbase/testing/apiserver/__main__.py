@@ -13,9 +13,6 @@ from typing import NoReturn
 from componentbase.util import version
 from componentbase.util._signals import SignalThread
 
-from .loopback import LoopbackAPIServer
-from .watch import DEFAULT_BOOKMARK_INTERVAL
-
 #: As invoked: the console script's name, or the ``python -m`` form.
 PROG = ("componentbase-apiserver" if os.path.basename(sys.argv[0]) == "componentbase-apiserver"
         else "python -m componentbase.testing.apiserver")
@@ -61,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--anonymous-auth", type=_boolean, nargs="?", const=True, default=True, metavar="BOOL",
                    help="with authorization enforced, a request without credentials is system:anonymous (group "
                    "system:unauthenticated), as kube-apiserver's (default true); =false answers it 401")
-    p.add_argument("--bookmark-interval", type=float, default=DEFAULT_BOOKMARK_INTERVAL, metavar="SECONDS",
+    p.add_argument("--bookmark-interval", type=float, default=None, metavar="SECONDS",
                    help="how often watches that allow bookmarks get one (default: 60, as kube-apiserver)")
     p.add_argument("--webhook-service", action="append", default=[], type=_webhook_service,
                    metavar="NAMESPACE/NAME=HOST:PORT", help="reach the Service that webhook configurations and CRD "
@@ -98,10 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--port must be within 0..65535, got {args.port}")
     if args.watch_history < 1:
         parser.error(f"--watch-history must be at least 1, got {args.watch_history}")
-    if args.bookmark_interval <= 0:
+    if args.bookmark_interval is not None and args.bookmark_interval <= 0:
         parser.error(f"--bookmark-interval must be positive, got {args.bookmark_interval}")
     if args.authorization_mode not in ("AlwaysAllow", "RBAC"):
         parser.error(f"--authorization-mode must be AlwaysAllow or RBAC, got {args.authorization_mode!r}")
+    # The server is imported once the flags are parsed: --help and --version answer without loading it.
+    from .loopback import LoopbackAPIServer
+    from .watch import DEFAULT_BOOKMARK_INTERVAL
+
     try:
         server = LoopbackAPIServer(
             port=args.port,
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             authorization_policy_file=args.authorization_policy_file,
             enforce_authorization=args.enforce_authorization,
             watch_history=args.watch_history,
-            bookmark_interval=args.bookmark_interval,
+            bookmark_interval=DEFAULT_BOOKMARK_INTERVAL if args.bookmark_interval is None else args.bookmark_interval,
             crd_dirs=args.crd_dir,
             garbage_collection=args.enable_garbage_collector,
             anonymous_auth=args.anonymous_auth,

@@ -14,7 +14,6 @@ import attrs
 
 import componentbase
 from componentbase import field
-from componentbase.client import format_time
 from componentbase.util import deepcopy_json
 from componentbase_examples.virtual_kubelet.provider_types import PodNotFound, ProviderContext, ProviderSpec
 
@@ -85,6 +84,8 @@ class MockProvider:
 
     @componentbase.hookimpl
     def create_pod(self, pod: Pod) -> None:
+        from componentbase.client import format_time  # the client: loaded by a running node, not by --help
+
         started = format_time()
         # The pod controller hands over its own deep copy; a shallow one keeps the caller's dict as it was.
         running = dict(pod)
@@ -121,6 +122,8 @@ class MockProvider:
             gone = self._pods.pop(_key_of(pod), None)
         if gone is None:
             raise PodNotFound(f'pod "{_key_of(pod)}" is not known to the provider')
+        from componentbase.client import format_time
+
         finished = format_time()
         status = {**(gone.get("status") or {}), "phase": "Succeeded", "reason": "MockProviderPodDeleted"}
         if "containerStatuses" in status:

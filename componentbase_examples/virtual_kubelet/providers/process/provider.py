@@ -27,11 +27,10 @@ from componentbase_examples.virtual_kubelet.provider_types import (
     PodNotFound,
     PortStream,
     ProviderContext,
-    ProviderSpec,
 )
 from componentbase_examples.virtual_kubelet.providers.process import execute, machine, state
 from componentbase_examples.virtual_kubelet.providers.process.attach import attach
-from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig, validate_config
+from componentbase_examples.virtual_kubelet.providers.process.config import ProcessConfig
 from componentbase_examples.virtual_kubelet.providers.process.container import ContainerProcess
 from componentbase_examples.virtual_kubelet.providers.process.crilog import read_log
 from componentbase_examples.virtual_kubelet.providers.process.forward import forward
@@ -39,7 +38,7 @@ from componentbase_examples.virtual_kubelet.providers.process.podstatus import C
 from componentbase_examples.virtual_kubelet.providers.process.probes import ContainerProbes
 from componentbase_examples.virtual_kubelet.providers.process.stats import Sampler
 
-__all__ = ["SPEC", "ProcessProvider"]
+__all__ = ["ProcessProvider"]
 
 log = logging.getLogger("componentbase_examples.virtual_kubelet.process")
 
@@ -370,6 +369,3 @@ class ProcessProvider:
         for t in threads:
             t.join()
 
-
-SPEC = ProviderSpec(name="process", factory=ProcessProvider, config_type=ProcessConfig,
-                    validate=lambda cfg: validate_config(cfg))
