@@ -4,6 +4,7 @@ a ConversionReview, for reads, lists, watches and writes; a bad conversion is ku
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -163,3 +164,23 @@ def test_a_webhook_conversion_is_validated_as_kube_does(api: client.ApiClient) -
         'CustomResourceDefinition.apiextensions.k8s.io "gizmos.example.com" is invalid: ['
         "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook, "
         "spec.conversion.conversionReviewVersions: Required value]")
+
+
+def test_a_failed_conversion_ends_a_watch_cleanly(api: client.ApiClient, hooks: WebhookServer) -> None:
+    crs = client.CustomObjectsApi(api)
+    resp = crs.list_namespaced_custom_object("example.com", "v2", "kube-public", "widgets", watch=True,
+                                             timeout_seconds=10, _preload_content=False)
+    hooks.handlers["/convert"] = lambda r: {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                                            "response": {"uid": r["request"]["uid"],
+                                                         "result": {"status": "Failure", "message": "no v2 today"}}}
+    try:
+        started = time.monotonic()
+        crs.create_namespaced_custom_object("example.com", "v1", "kube-public", "widgets", _widget("w", "v1"))
+        assert resp.read() == b""  # the stream ended, well formed, without the object
+        assert time.monotonic() - started < 5
+        with pytest.raises(client.ApiException) as err:
+            crs.get_namespaced_custom_object("example.com", "v2", "kube-public", "widgets", "w")
+        assert json.loads(err.value.body)["message"] == ("conversion webhook for example.com/v1, Kind=Widget failed: "
+                                                         "no v2 today")
+    finally:
+        hooks.handlers["/convert"] = convert

@@ -381,6 +381,8 @@ class _Handler(BaseHTTPRequestHandler):
                                       self.server.bookmark_interval)):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.write(b"0\r\n\r\n")
+        except ApiError:  # an object its conversion webhook fails to convert ends the watch, as kube's encoder does
+            self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
 
