@@ -283,6 +283,21 @@ def test_an_eviction_is_sent_to_webhooks_as_a_pods_eviction_create(api: client.A
     assert v1.read_namespaced_pod("p", ns).metadata.deletion_timestamp is None
 
 
+def test_a_namespace_delete_is_sent_to_webhooks(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    hooks.handlers["/keep"] = lambda r: {"allowed": False, "status": {"code": 403, "reason": "Forbidden",
+                                                                      "message": "namespaces marked keep stay"}}
+    rules = [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces"]}]
+    _install(api, "validating", "keep", _hook(ns, "keep.example.com", "/keep", hooks, rules=rules))
+    v1 = client.CoreV1Api(api)
+    with pytest.raises(client.ApiException) as err:
+        v1.delete_namespace(ns)  # its own labels match the namespaceSelector
+    assert (err.value.status, json.loads(err.value.body)["message"]) == (
+        403, 'admission webhook "keep.example.com" denied the request: namespaces marked keep stay')
+    assert v1.read_namespace(ns).status.phase == "Active"
+    request = hooks.reviews["/keep"][-1]["request"]
+    assert (request["operation"], request["name"], request["namespace"]) == ("DELETE", ns, ns)
+
+
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
     from componentbase.testing.apiserver.__main__ import _parser, main
 

@@ -11,6 +11,7 @@ import calendar
 import time
 from typing import Any, Protocol
 
+from ._webhooks import WebhookAdmission
 from ._wire import Request, now_rfc3339
 from .errors import ApiError
 from .resources import Registry, Resource
@@ -33,6 +34,7 @@ class Deleter(Protocol):
     store: Store
     registry: Registry
     garbage_collection: bool
+    webhooks: WebhookAdmission
 
     def _write(self, res: Resource, namespace: str, obj: dict[str, Any], *, dry: bool) -> Entry: ...
 
@@ -153,6 +155,7 @@ def delete_namespace(rest: Deleter, req: Request, cur: Entry) -> Entry:
     if name in IMMORTAL_NAMESPACES:
         message = f'namespaces "{name}" is forbidden: this namespace may not be deleted'
         raise ApiError(403, "Forbidden", message, {"name": name, "kind": "namespaces"})
+    rest.webhooks.deleting(req, "", cur.obj)  # after NamespaceLifecycle's refusal, as kube's plugins are ordered
     meta = _meta(cur.obj)
     if not meta.get("deletionTimestamp"):
         finalizers = list(meta.get("finalizers") or [])
