@@ -80,7 +80,7 @@ class SharedInformer:
         self._dispatcher = Dispatcher(list_watch.describe(), resync_period, self._resync)
         self._reflector = Reflector(list_watch, self, page_size=page_size, watch_timeout=watch_timeout,
                                     list_timeout=list_timeout, backoff=backoff,
-                                    inactivity_timeout=inactivity_timeout, on_synced=self._set_synced)
+                                    inactivity_timeout=inactivity_timeout, on_stale=self._synced.clear)
         self._threads: _List[threading.Thread] = []
 
     def __repr__(self) -> str:
@@ -165,13 +165,6 @@ class SharedInformer:
         """True once a list is in the cache; False again from a failed watch (or a history gone backwards)
         until the relist is in (handlers: see their registration's ``has_synced``)."""
         return self._synced.is_set()
-
-    def _set_synced(self, synced: bool) -> None:
-        """The reflector's word on whether the cache is known to be current (a relist sets it again)."""
-        if synced and self._listed:
-            self._synced.set()
-        elif not synced:
-            self._synced.clear()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)

@@ -1,7 +1,7 @@
 """List, then watch from the list's resourceVersion, forever: client-go's ``Reflector``.
 
-- A watch that ends (server timeout, closed by the server, dropped connection) resumes from the last
-  resourceVersion seen, bookmarks included, without listing again.
+- A watch that ends well (its timeout, or closed by the server after it ran a while) resumes from the
+  last resourceVersion seen, bookmarks included, without listing again.
 - ``410 Gone`` (as an HTTP status or as an ERROR event in the stream) means the server forgot that
   history: list again; the cache turns the difference into updates and deletes.
 - Failures (5xx, 429, refused or dropped connections, malformed answers) back off exponentially with
@@ -17,8 +17,8 @@
   silence. Its resourceVersion cannot tell us: a busy new server passes ours within seconds.
 - A list whose resourceVersion is lower than ours replaces the cache all the same (the handlers see what
   was deleted and added, and no change for what did not change), and says so in the log.
-- From a failed watch until the relist is in, ``on_synced(False)`` tells the informer its cache is not
-  known to be current.
+- From a failed watch until the relist is in, ``on_stale()`` tells the informer its cache is not known
+  to be current.
 """
 
 from __future__ import annotations
@@ -77,9 +77,9 @@ class Reflector:
     def __init__(self, list_watch: ListWatch, sink: Sink, *, page_size: int = 500,
                  watch_timeout: float = 300.0, list_timeout: float = 60.0,
                  backoff: Backoff | None = None, inactivity_timeout: float | None = None,
-                 on_synced: Callable[[bool], None] | None = None) -> None:
+                 on_stale: Callable[[], None] | None = None) -> None:
         self.lw = list_watch
-        self._on_synced = on_synced
+        self._on_stale = on_stale
         self.inactivity_timeout = inactivity_timeout
         self.sink = sink
         self.page_size = page_size
@@ -272,8 +272,8 @@ class Reflector:
 
     def _mark_stale(self) -> None:
         self.stale = True
-        if self._on_synced is not None:
-            self._on_synced(False)
+        if self._on_stale is not None:
+            self._on_stale()
 
     def _failed(self, what: str, err: BaseException) -> None:
         if self._stopped.is_set():
