@@ -118,7 +118,8 @@ SLOW_FIRST = (
     "tests/test_docs_build.py", "tests/virtual_kubelet/test_process.py", "tests/virtual_kubelet/test_node_proxy.py",
     "tests/virtual_kubelet/test_podstatus.py", "tests/test_docs_run.py", "tests/testing/test_builtin.py",
     "tests/scheduler_e2e/test_process.py", "tests/scheduler_e2e/test_scheduling.py",
-    "tests/virtual_kubelet/test_restart.py", "tests/virtual_kubelet/test_signals.py", "tests/test_benchmarks.py",
+    "tests/test_api_server_restore.py", "tests/virtual_kubelet/test_restart.py",
+    "tests/virtual_kubelet/test_signals.py", "tests/test_benchmarks.py",
 )
 
 
