@@ -193,12 +193,12 @@ class WebhookAdmission:
         hook, dry = inv.hook, req.options.dry_run
         if dry and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
             if hook.spec.get("sideEffects") is None:
-                return self._failed(hook, "Webhook SideEffects is nil", req)
+                return self._failed(hook, "Webhook SideEffects is nil")
             return ApiError.bad_request(f'admission webhook "{hook.name}" does not support dry run')
         versions = [v for v in hook.spec.get("admissionReviewVersions") or () if v in ("v1", "v1beta1")]
         if not versions:
             return self._failed(hook, "could not create admission objects: webhook does not accept known "
-                                "AdmissionReview versions (v1, v1beta1)", req)
+                                "AdmissionReview versions (v1, v1beta1)")
         user = req.user.to_user_info() if req.user is not None else {"username": "", "groups": []}
         review = review_request(
             res=inv.res, request_res=req.res, sub=req.sub, name=req.name or _name(obj, old),
@@ -213,11 +213,11 @@ class WebhookAdmission:
         try:
             answer = self.client.post(hook.spec.get("clientConfig"), review, hook.timeout)
         except CallError as err:
-            return self._failed(hook, f"failed to call webhook: {err}", req)
+            return self._failed(hook, f"failed to call webhook: {err}")
         try:
             response = verify_response(uid, hook.mutating, _as_v1(answer, uid) if versions[0] == "v1beta1" else answer)
         except CallError as err:
-            return self._failed(hook, str(err), req)
+            return self._failed(hook, str(err))
         response = dict(response)
         for warning in response.get("warnings") or ():
             req.warnings.append(str(warning))
@@ -225,7 +225,8 @@ class WebhookAdmission:
             return denial(hook.name, response.get("status"))
         return response
 
-    def _failed(self, hook: Hook, reason: str, req: Request) -> ApiError | None:
+    @staticmethod
+    def _failed(hook: Hook, reason: str) -> ApiError | None:
         """ErrCallingWebhook: passed over (logged) under Ignore, else the request's 500."""
         message = f'failed calling webhook "{hook.name}": {reason}'
         if hook.ignores_failures:
@@ -235,7 +236,7 @@ class WebhookAdmission:
         return _internal(message)
 
     def _raise_unless_ignored(self, hook: Hook, reason: str, req: Request) -> None:
-        err = self._failed(hook, reason, req)
+        err = self._failed(hook, reason)
         if err is not None:
             raise self._with_warnings(req, err)
 
