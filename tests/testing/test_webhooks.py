@@ -298,6 +298,26 @@ def test_a_namespace_delete_is_sent_to_webhooks(api: client.ApiClient, hooks: We
     assert (request["operation"], request["name"], request["namespace"]) == ("DELETE", ns, ns)
 
 
+def test_a_mutating_webhook_cannot_move_or_overwrite_an_object(api: client.ApiClient, hooks: WebhookServer,
+                                                                ns: str) -> None:
+    _create_cm(api, ns, name="taken")
+    hooks.handlers["/rename"] = lambda r: json_patch({"op": "replace", "path": "/metadata/name", "value": "taken"},
+                                                     {"op": "replace", "path": "/metadata/uid", "value": "mine"})
+    _install(api, "mutating", "rename", _hook(ns, "rename.example.com", "/rename", hooks))
+    with pytest.raises(client.ApiException) as err:
+        _create_cm(api, ns, name="fresh")  # renamed onto an existing object: kube's AlreadyExists, not an overwrite
+    assert (err.value.status, json.loads(err.value.body)["message"]) == (409, 'configmaps "taken" already exists')
+    assert client.CoreV1Api(api).read_namespaced_config_map("taken", ns).data == {"a": "1"}
+    hooks.handlers["/rename"] = lambda r: json_patch({"op": "replace", "path": "/metadata/uid", "value": "mine"})
+    assert _create_cm(api, ns, name="fresh").metadata.uid != "mine"  # the server assigns the uid
+    hooks.handlers["/rename"] = lambda r: json_patch({"op": "replace", "path": "/metadata/namespace",
+                                                      "value": "default"})
+    with pytest.raises(client.ApiException) as err:
+        _create_cm(api, ns, name="moved")
+    assert (err.value.status, json.loads(err.value.body)["message"]) == (
+        400, "the namespace of the provided object does not match the namespace sent on the request")
+
+
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
     from componentbase.testing.apiserver.__main__ import _parser, main
 

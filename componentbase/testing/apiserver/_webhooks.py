@@ -73,6 +73,7 @@ class WebhookAdmission:
         if req is None or not hooks:
             return obj
         operation = "CREATE" if old is None else "UPDATE"
+        first = obj
         invoked: set[int] = set()
         reinvoke: set[int] = set()
         changed_any = False
@@ -91,7 +92,21 @@ class WebhookAdmission:
                     reinvoke |= invoked
                 if hook.reinvoked:
                     invoked.add(hook.index)
-        return obj
+        return obj if old is not None or not changed_any else self._as_created(req, first, obj)
+
+    def _as_created(self, req: Request, before: Obj, obj: Obj) -> Obj:
+        """What kube's BeforeCreate makes of a mutated new object: the uid and creationTimestamp it assigns (a
+        webhook's are overwritten), the request's namespace (another is its 400), and a new name still free."""
+        meta, was = dict(obj.get("metadata") or {}), before.get("metadata") or {}
+        if meta.get("namespace", "") != was.get("namespace", ""):
+            raise ApiError.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                       "the request")
+        for key in ("uid", "creationTimestamp"):
+            if key in was:
+                meta[key] = was[key]
+        if meta.get("name") != was.get("name") and self._state(req, str(meta.get("name") or "")) is not None:
+            raise ApiError.already_exists(req.res, str(meta.get("name")))
+        return dict(obj, metadata=meta)
 
     def validate(self, req: Request | None, obj: Obj, old: Obj | None) -> Obj:
         """Run the matching validating webhooks (in parallel); ``obj`` when all of them allow it."""
