@@ -316,6 +316,12 @@ def test_a_mutating_webhook_cannot_move_or_overwrite_an_object(api: client.ApiCl
         _create_cm(api, ns, name="moved")
     assert (err.value.status, json.loads(err.value.body)["message"]) == (
         400, "the namespace of the provided object does not match the namespace sent on the request")
+    hooks.handlers["/rename"] = lambda r: json_patch({"op": "replace", "path": "/metadata/name", "value": "taken"})
+    with pytest.raises(client.ApiException) as err:
+        client.CoreV1Api(api).patch_namespaced_config_map("fresh", ns, {"data": {"b": "3"}})
+    assert (err.value.status, json.loads(err.value.body)["message"]) == (
+        422, 'ConfigMap "taken" is invalid: metadata.name: Invalid value: "taken": field is immutable')
+    assert client.CoreV1Api(api).read_namespaced_config_map("taken", ns).data == {"a": "1"}
 
 
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:

@@ -92,7 +92,9 @@ class WebhookAdmission:
                     reinvoke |= invoked
                 if hook.reinvoked:
                     invoked.add(hook.index)
-        return obj if old is not None or not changed_any else self._as_created(req, first, obj)
+        if not changed_any:
+            return obj
+        return self._as_created(req, first, obj) if old is None else _as_updated(req.res, old, obj)
 
     def _as_created(self, req: Request, before: Obj, obj: Obj) -> Obj:
         """What kube's BeforeCreate makes of a mutated new object: the uid and creationTimestamp it assigns (a
@@ -293,6 +295,20 @@ class WebhookAdmission:
         if before is None:
             raise ApiError.already_exists(req.res, name)
         raise ApiError.modified(req.res, name)
+
+
+def _as_updated(res: Resource, old: Obj, obj: Obj) -> Obj:
+    """What kube's BeforeUpdate makes of a mutated object: the old creationTimestamp (and uid, if a webhook
+    dropped it); a changed name, namespace or uid is ValidateObjectMetaUpdate's 422 'field is immutable'."""
+    meta, was = dict(obj.get("metadata") or {}), old.get("metadata") or {}
+    for key in ("creationTimestamp", *(() if meta.get("uid") else ("uid",))):
+        if key in was:
+            meta[key] = was[key]
+    causes = [("FieldValueInvalid", f"metadata.{key}", f"Invalid value: {json.dumps(meta.get(key) or '')}: field is "
+               "immutable") for key in ("name", "namespace", "uid") if meta.get(key) != was.get(key)]
+    if causes:
+        raise ApiError.invalid_fields(res.group, res.kind, str(meta.get("name") or ""), causes)
+    return dict(obj, metadata=meta)
 
 
 def _name(obj: Obj | None, old: Obj | None) -> str:
