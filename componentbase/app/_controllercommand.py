@@ -3,8 +3,10 @@
 For a controller that needs no config file of its own: ``--kubeconfig``, ``--master``, ``--kube-api-qps`` and
 ``--kube-api-burst`` (no client-side limit by default), ``--namespace``, secure serving of ``/healthz``,
 ``/livez``, ``/readyz`` and ``/metrics`` with delegated authentication and authorization (kube-controller-
-manager's flags), the leader election and logging flags, ``--version``. The ``Manager`` gets the client,
-elects the leader (sync first: a hot standby) and runs what ``setup`` added to it.
+manager's flags), the leader election and logging flags, the webhook server's (``--webhook-cert-dir``,
+``--webhook-port``), ``--version``. The ``Manager`` gets the client, serves the webhooks ``setup`` registers
+on ``manager.webhooks`` (on every replica), elects the leader (sync first: a hot standby) and runs what
+``setup`` added to it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from componentbase.componentconfig import (
 from componentbase.logs import LogsOptions
 from componentbase.serving import ServingOptions
 from componentbase.util import field, validation
+from componentbase.webhook import WebhookOptions
 
 __all__ = ["DEFAULT_SECURE_PORT", "ControllerOptions", "controller_command"]
 
@@ -42,7 +45,7 @@ class ControllerOptions(Options):
 
     SECTIONS: ClassVar[tuple[str, ...]] = (
         "Misc flags", "Secure serving flags", "Authentication flags", "Authorization flags", "Leader election flags",
-        "Metrics flags", "Logs flags")
+        "Webhook flags", "Metrics flags", "Logs flags")
 
     kubeconfig: str = flag("kubeconfig", "Path to a kubeconfig file; in-cluster configuration without it.",
                            default="")
@@ -62,6 +65,7 @@ class ControllerOptions(Options):
     serving: ServingOptions = attrs.field(factory=lambda: ServingOptions.for_component(DEFAULT_SECURE_PORT,
                                                                                       "controller"))
     leader_election: LeaderElectionOptions = attrs.field(factory=LeaderElectionOptions)
+    webhook: WebhookOptions = attrs.field(factory=WebhookOptions)
     logs: LogsOptions = attrs.field(factory=LogsOptions)
 
     def validate(self) -> list[Exception]:
@@ -108,7 +112,7 @@ def controller_command(name: str, setup: Callable[[Any], None], *, short: str = 
     def run(completed: CompletedConfig[Any], stop: threading.Event) -> int:
         from componentbase.controller import Manager  # the runtime machinery: not on the --help path
 
-        manager = Manager.from_config(completed)
+        manager = Manager.from_config(completed, webhook_options=options.webhook)
         setup(manager)
         return manager.run(stop)
 

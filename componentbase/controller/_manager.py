@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+import componentbase.webhook as webhook  # its server (ssl, sockets) loads on first use of webhook.WebhookServer
 from componentbase.client import Fence, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.controller._cleanup import Cleanup, Finalizing
@@ -30,6 +31,9 @@ from componentbase.leaderelection import (
     LeaderElectionConfig,
     LeaderElector,
 )
+
+if TYPE_CHECKING:
+    from componentbase.webhook import WebhookServer
 
 __all__ = ["Manager", "Runnable"]
 
@@ -112,7 +116,7 @@ class Manager:
                  resync: float = 0.0, sync_timeout: float = 120.0, on_lost: str = "exit",
                  identity: str | None = None, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
                  inactivity_timeout: float | None = 180.0, watchdog: HealthzAdaptor | None = None,
-                 elector: LeaderElector | None = None) -> None:
+                 elector: LeaderElector | None = None, webhook_server: WebhookServer | None = None) -> None:
         if on_lost not in ("exit", "standby"):
             raise ValueError(f'on_lost must be "exit" or "standby", not {on_lost!r}')
         #: The unfenced client: the cache reads and Events are sent with it (see the class docstring).
@@ -150,6 +154,7 @@ class Manager:
         self._leading = threading.Event()
         self._events: EventBroadcaster | None = None
         self._events_lock = threading.Lock()
+        self._webhooks = webhook_server
 
     @classmethod
     def from_config(cls, completed: Any, **kw: Any) -> Manager:
@@ -159,8 +164,12 @@ class Manager:
         this manager's elector, and a ``CacheSyncCheck`` among its readyz checks (``ControllerOptions`` puts
         one there) this manager's cache. When ``run_component`` already elects for the component (a run
         function not marked ``elects_leader``), the manager runs under that election (``elector``).
+        ``webhook_options`` (``--webhook-*``) describe the server behind ``webhooks``.
         """
         config = completed.config
+        webhook_options = kw.pop("webhook_options", None)
+        if webhook_options is not None:
+            kw.setdefault("webhook_server", webhook.WebhookServer.from_options(webhook_options, config.metrics))
         kw.setdefault("watchdog", next((c for c in config.healthz_checks if isinstance(c, HealthzAdaptor)), None))
         kw.setdefault("elector", getattr(config, "leader_elector", None))
         if getattr(config, "namespaces", None):
@@ -215,6 +224,15 @@ class Manager:
         self._runnables.append((runnable, leader))
 
     @property
+    def webhooks(self) -> WebhookServer:
+        """The webhook server (the one given, else controller-runtime's defaults: port 9443, certificates in
+        ``$TMPDIR/k8s-webhook-server/serving-certs``): ``@mgr.webhooks.validate("v1", "ConfigMap")``. ``run``
+        starts it on every replica before the caches, if it has webhooks, and stops it after everything else."""
+        if self._webhooks is None:
+            self._webhooks = webhook.WebhookServer(metrics=self.metrics)
+        return self._webhooks
+
+    @property
     def event_broadcaster(self) -> EventBroadcaster:
         """The manager's ``EventBroadcaster``, made on first use on ``api_client``: Events are not fenced
         (docs/runtime.md says why). ``run`` starts it, and writes what is queued when it ends (at most 5 s)."""
@@ -245,6 +263,8 @@ class Manager:
         try:
             if self._events is not None:
                 self._events.start()
+            if not self._start_webhooks():
+                return 1
             self.cache.start(stop)
             if not self._wait_for_sync(stop):
                 return 0 if stop.is_set() and not self._failed.is_set() else 1
@@ -259,6 +279,22 @@ class Manager:
             if self._events is not None:
                 self._events.shutdown(5.0)  # what the work recorded, written: Events of its last moments too
             self._join_cache()
+            if self._webhooks is not None:
+                self._webhooks.stop()  # last, as controller-runtime: conversions may be needed to the end
+
+    def _start_webhooks(self) -> bool:
+        """Serve the webhooks before the caches start: a cache of a kind converted by this component's own
+        conversion webhook cannot sync without it. False (logged, one line) when the server cannot start."""
+        server = self._webhooks
+        if server is None or not server.paths:
+            return True
+        try:
+            server.start()
+        except (webhook.CertificateError, OSError) as err:
+            log.error("webhook server: %s", err)
+            self._failed.set()
+            return False
+        return True
 
     def _join_cache(self) -> None:
         """Informers end at once on a stop, but for a list call in flight (a slow or stalled server), which
