@@ -195,6 +195,10 @@ def test_a_malformed_review_and_a_patch_that_does_not_apply(api: client.ApiClien
     uid = hooks.reviews["/bad"][-1]["request"]["uid"]
     assert body["message"] == ('Internal error occurred: failed calling webhook "bad.example.com": received '
                                f'invalid webhook response: expected response.uid="{uid}", got "not-the-one"')
+    hooks.handlers["/bad"] = lambda r: b"<html>502 Bad Gateway</html>"
+    assert _refused(api, ns)["message"] == ('Internal error occurred: failed calling webhook "bad.example.com": '
+                                            "failed to call webhook: couldn't get version/kind; json parse error: "
+                                            "invalid character '<' looking for beginning of value")
     client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("bad")
     hooks.handlers["/unpatchable"] = lambda r: json_patch({"op": "remove", "path": "/spec/nope"})
     _install(api, "mutating", "unpatchable", _hook(ns, "unpatchable.example.com", "/unpatchable", hooks,

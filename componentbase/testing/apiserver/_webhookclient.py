@@ -70,7 +70,7 @@ class WebhookClient:
         try:
             answer = json.loads(data)
         except (ValueError, UnicodeDecodeError) as err:
-            raise CallError(f"couldn't get version/kind; json parse error: {err}") from None
+            raise CallError(f"couldn't get version/kind; json parse error: {_json_error(data, err)}") from None
         if not isinstance(answer, dict):
             raise CallError("couldn't get version/kind; json parse error: not a JSON object")
         return answer
@@ -125,6 +125,16 @@ class WebhookClient:
             raise CallError(f"read tcp {_hostport(t.host, t.port)}: {err}") from None
         finally:
             sock.close()
+
+
+def _json_error(data: bytes, err: Exception) -> str:
+    """Go's encoding/json wording for the usual bad answers (an empty body, an HTML page), else Python's."""
+    text = data.strip()
+    if not text:
+        return "unexpected end of JSON input"
+    if chr(text[0]) not in '{["-0123456789tfn':
+        return f"invalid character {chr(text[0])!r} looking for beginning of value"
+    return str(err)
 
 
 def _hostport(host: str, port: int) -> str:
