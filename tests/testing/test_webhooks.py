@@ -167,6 +167,11 @@ def test_a_timeout_and_a_wrong_ca(api: client.ApiClient, hooks: WebhookServer, n
         'Internal error occurred: failed calling webhook "tls.example.com": failed to call webhook: '
         'Post "https://webhook.system.svc:443/check?timeout=10s": tls: failed to verify certificate: '
         "x509: certificate signed by unknown authority")
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("tls")
+    by_name = dict(hooks.url("/check"), url=f"https://localhost:{hooks.port}/check")
+    _install(api, "validating", "tls", _hook(ns, "tls.example.com", "/check", clientConfig=by_name))
+    assert _refused(api, ns)["message"].endswith(  # the certificate names 127.0.0.1 and webhook.system.svc
+        "tls: failed to verify certificate: x509: certificate is valid for webhook.system.svc, not localhost")
 
 
 def test_dry_run_and_side_effects(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:

@@ -170,15 +170,24 @@ def _handshake(sock: socket.socket, t: _Target) -> ssl.SSLSocket:
     except ssl.SSLError as err:
         raise CallError(f"remote error: tls: {err.reason or err}") from None
     cert: Any = tls.getpeercert() or {}
-    names = [str(v) for k, v in cert.get("subjectAltName", ()) if k in ("DNS", "IP Address")]
+    sans = cert.get("subjectAltName", ())
+    ip = _is_ip(t.server_name)
+    names = [str(v) for k, v in sans if k == ("IP Address" if ip else "DNS")]
     if not _valid_for(names, t.server_name):
         tls.close()
-        if not names:
-            raise CallError("tls: failed to verify certificate: x509: certificate is not valid for any names, "
-                            f"but wanted to match {t.server_name}")
-        raise CallError(f"tls: failed to verify certificate: x509: certificate is valid for {', '.join(names)}, "
-                        f"not {t.server_name}")
+        if ip and not names:  # Go's HostnameError, word for word
+            why = f"cannot validate certificate for {t.server_name} because it doesn't contain any IP SANs"
+        elif not names:
+            why = f"certificate is not valid for any names, but wanted to match {t.server_name}"
+        else:
+            why = f"certificate is valid for {', '.join(_go_ip(n) if ip else n for n in names)}, not {t.server_name}"
+        raise CallError(f"tls: failed to verify certificate: x509: {why}")
     return tls
+
+
+def _go_ip(text: str) -> str:
+    """An IP SAN as Go prints it (Python writes IPv6 ones in full, with a trailing newline)."""
+    return str(ipaddress.ip_address(text.strip()))
 
 
 def _is_ip(host: str) -> bool:
