@@ -33,11 +33,16 @@ def hooks() -> Iterator[WebhookServer]:
 
 
 @pytest.fixture(scope="module")
-def api(hooks: WebhookServer) -> Iterator[client.ApiClient]:
-    with LoopbackAPIServer(webhook_services={"system/webhook": f"127.0.0.1:{hooks.port}"}) as server:
-        api_client = server.api_client()
-        yield api_client
-        api_client.close()
+def server(hooks: WebhookServer) -> Iterator[LoopbackAPIServer]:
+    with LoopbackAPIServer(webhook_services={"system/webhook": f"127.0.0.1:{hooks.port}"}) as api_server:
+        yield api_server
+
+
+@pytest.fixture(scope="module")
+def api(server: LoopbackAPIServer) -> Iterator[client.ApiClient]:
+    api_client = server.api_client()
+    yield api_client
+    api_client.close()
 
 
 @pytest.fixture
@@ -331,6 +336,23 @@ def test_a_mutating_webhook_cannot_move_or_overwrite_an_object(api: client.ApiCl
     assert (err.value.status, json.loads(err.value.body)["message"]) == (
         422, 'ConfigMap "taken" is invalid: metadata.name: Invalid value: "taken": field is immutable')
     assert client.CoreV1Api(api).read_namespaced_config_map("taken", ns).data == {"a": "1"}
+
+
+def test_a_service_is_reached_only_once_mapped(server: LoopbackAPIServer, api: client.ApiClient,
+                                               hooks: WebhookServer, ns: str) -> None:
+    hooks.handlers["/check"] = lambda r: {"allowed": True}
+    hook = _hook(ns, "other.example.com", "/check", caBundle=hooks.ca_bundle)
+    hook["clientConfig"]["service"] = {"namespace": "other", "name": "hooks", "path": "/check", "port": 8443}
+    _install(api, "validating", "other", hook)
+    assert _refused(api, ns)["message"].startswith(
+        'Internal error occurred: failed calling webhook "other.example.com": failed to call webhook: '
+        'Post "https://hooks.other.svc:8443/check?timeout=10s": service "hooks" not found')
+    server.set_webhook_service("other/hooks", f"127.0.0.1:{hooks.port}")
+    try:  # mapped, the certificate must still be valid for hooks.other.svc, which it is not
+        assert _refused(api, ns)["message"].endswith("x509: certificate is valid for webhook.system.svc, not "
+                                                     "hooks.other.svc")
+    finally:
+        server.set_webhook_service("other/hooks", None)
 
 
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
