@@ -355,6 +355,23 @@ def test_a_service_is_reached_only_once_mapped(server: LoopbackAPIServer, api: c
         server.set_webhook_service("other/hooks", None)
 
 
+def test_a_webhook_may_call_the_server_back(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    def unique_value(review: dict[str, Any]) -> dict[str, Any]:
+        """Refuses a ConfigMap whose data another one in the namespace already has: it lists them."""
+        items = client.CoreV1Api(api).list_namespaced_config_map(ns).items
+        data = review["request"]["object"].get("data")
+        return {"allowed": not any(i.data == data for i in items), "status": {"message": "duplicate data"}}
+
+    hooks.handlers["/unique"] = unique_value
+    _install(api, "validating", "unique", _hook(ns, "unique.example.com", "/unique", hooks, timeoutSeconds=5))
+    started = time.monotonic()
+    _create_cm(api, ns, name="first")
+    with pytest.raises(client.ApiException) as err:
+        _create_cm(api, ns, name="second")
+    assert json.loads(err.value.body)["message"].endswith("denied the request: duplicate data")
+    assert time.monotonic() - started < 4  # the list was answered while the create waited for the webhook
+
+
 def test_the_command_line_maps_webhook_services(capsys: pytest.CaptureFixture[str]) -> None:
     from componentbase.testing.apiserver.__main__ import _parser, main
 
