@@ -1,0 +1,1 @@
+"""An operator for a ``Website`` custom resource: ``python -m componentbase_examples.website``."""
