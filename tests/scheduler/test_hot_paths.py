@@ -65,14 +65,16 @@ def resource_scores(cluster: Cluster, p: dict[str, Any]) -> dict[str, tuple[int,
 
 def test_a_remembered_score_is_dropped_when_the_node_changes() -> None:
     cluster = Cluster([node("a", cpu="4", memory="8Gi"), node("b", cpu="4", memory="8Gi")])
-    shape = pod("web", cpu="500m", memory="1Gi")
-    # least: cpu (4000-500)*100/4000 = 87, memory (8Gi-1Gi)*100/8Gi = 87; balanced: equal fractions, 100
+    shape = pod("web", cpu="1", memory="1Gi")
+    # least: cpu (4000-1000)*100/4000 = 75, memory (8Gi-1Gi)*100/8Gi = 87 -> 81; balanced (kubernetes#135573):
+    # balance 100 before, 1 - (0.25 - 0.125)/2 -> 93 after: 50 + (50 + 93 - 100) // 2 = 71
     before = resource_scores(cluster, shape)
-    assert before["a"] == before["b"] == (87, 100)
+    assert before["a"] == before["b"] == (81, 71)
     cluster.snapshot.assume_pod(PodInfo(pod("db", cpu="3", memory="1Gi")), "a")
-    # a: cpu 500*100/4000 = 12, memory 6Gi*100/8Gi = 75 -> 43; balanced 1 - (0.875 - 0.25)/2 -> 68
+    # a: cpu 0, memory 6Gi*100/8Gi = 75 -> 37; balanced 1 - (0.75 - 0.125)/2 -> 68 before, 1 - (1 - 0.25)/2 -> 62
+    # after: 50 + (50 + 62 - 68) // 2 = 72
     after = resource_scores(cluster, shape)
-    assert after == {"a": (43, 68), "b": (87, 100)}  # a is rescored, b's remembered scores stand
+    assert after == {"a": (37, 72), "b": (81, 71)}  # a is rescored, b's remembered scores stand
     cluster.snapshot.forget_pod(PodInfo(pod("db", cpu="3", memory="1Gi")).key)
     assert resource_scores(cluster, shape) == before
 

@@ -63,13 +63,14 @@ def test_requested_to_capacity_ratio_shape() -> None:
     assert scores(cluster, pod("p", cpu="1"), "NodeResourcesFit") == {"a": 25}  # bin packing: fuller is better
 
 
-def test_balanced_allocation_prefers_even_use_and_skips_best_effort_pods() -> None:
+def test_balanced_allocation_prefers_the_node_the_pod_balances_and_skips_best_effort_pods() -> None:
     cluster = Cluster([node("cpuheavy", cpu="4", memory="8Gi"), node("even", cpu="4", memory="8Gi")])
     heavy = pod("x", cpu="2", memory="0")
     cluster.snapshot.add_pod(dict(heavy, spec={**heavy["spec"], "nodeName": "cpuheavy"}))
-    # cpuheavy: cpu 3/4 = .75, memory 1/8 = .125 -> 1 - .3125 = 68; even: .25 / .125 -> 93
-    assert scores(cluster, pod("p", cpu="1", memory="1Gi"), "NodeResourcesBalancedAllocation") == \
-        {"cpuheavy": 68, "even": 93}
+    # the change in balance (kubernetes#135573): cpuheavy cpu .5, memory 0 -> 75 before; .525 / .5 -> 98 after:
+    # 50 + (50 + 98 - 75) // 2 = 86; even 0 / 0 -> 100 before; .025 / .5 -> 76 after: 50 + 26 // 2 = 63
+    assert scores(cluster, pod("p", cpu="100m", memory="4Gi"), "NodeResourcesBalancedAllocation") == \
+        {"cpuheavy": 86, "even": 63}
     fw = cluster.framework
     (pre,) = [fn for name, fn in fw.pre_score if name == "NodeResourcesBalancedAllocation"]
     status = pre(state={}, pod=PodInfo(pod("be", cpu=None, memory=None)), nodes=cluster.snapshot.nodes)

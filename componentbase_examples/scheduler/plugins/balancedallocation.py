@@ -1,7 +1,11 @@
-"""NodeResourcesBalancedAllocation: prefer nodes whose resources stay evenly used once the pod is on them.
+"""NodeResourcesBalancedAllocation: prefer nodes whose balance of resource use the pod improves.
 
-The score is ``(1 - std) * 100`` of the requested fractions of the configured resources (actual requests,
-not the non-zero defaults). Best-effort pods skip it, as kube since 1.32 (kubernetes#129138).
+A node's balance is ``(1 - std) * 100`` of the requested fractions of the configured resources (actual
+requests, not the non-zero defaults). As kube-scheduler since 1.36 (kubernetes#135573), the score is the
+change the pod makes to it, ``50 + (50 + after - before) // 2``: 75 for no change, towards 100 for a node
+the pod balances, towards 50 for one it unbalances; scoring only the balance after placement favoured a
+node already balanced over one the pod would even out. Best-effort pods skip it, as kube since 1.32
+(kubernetes#129138).
 """
 
 from __future__ import annotations
@@ -30,6 +34,12 @@ def balanced_score(fractions: list[float]) -> int:
     else:
         std = 0.0
     return int((1 - std) * MAX_NODE_SCORE)
+
+
+def balance_change_score(after: int, before: int) -> int:
+    """kube's ``MaxNodeScore/2 + (MaxNodeScore/2 + after - before)/2``: both balances lie in [50, 100], so
+    the change in [-50, 50] maps back into [50, 100] (the range the score had when it was the balance)."""
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + after - before) // 2
 
 
 class NodeResourcesBalancedAllocation(Plugin):
@@ -64,12 +74,13 @@ class NodeResourcesBalancedAllocation(Plugin):
             return self._cpu_memory(pod, nodes)
         scores = []
         for n in nodes:
-            fractions = []
+            after, before = [], []
             for name, amount in zip(self.resources, amounts, strict=True):
                 alloc, req = allocatable_requested(n, name, amount, False)
                 if alloc:
-                    fractions.append(min(req / alloc, 1.0))
-            scores.append(balanced_score(fractions))
+                    after.append(min(req / alloc, 1.0))
+                    before.append(min((req - amount) / alloc, 1.0))
+            scores.append(balance_change_score(balanced_score(after), balanced_score(before)))
         return scores
 
     def _cpu_memory(self, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
@@ -77,12 +88,13 @@ class NodeResourcesBalancedAllocation(Plugin):
         pc, pm = pod.cpu, pod.memory
 
         def score(n: NodeInfo) -> int:
-            ac, am = n.alloc_cpu, n.alloc_memory
+            ac, am, rc, rm = n.alloc_cpu, n.alloc_memory, n.req_cpu, n.req_memory
             if not (ac and am):
-                return balanced_score([min(r / a, 1.0) for a, r in ((ac, n.req_cpu + pc), (am, n.req_memory + pm))
-                                       if a])
-            fc = min((n.req_cpu + pc) / ac, 1.0)
-            fm = min((n.req_memory + pm) / am, 1.0)
-            return int((1 - abs(fc - fm) / 2) * MAX_NODE_SCORE)
+                after = balanced_score([min(r / a, 1.0) for a, r in ((ac, rc + pc), (am, rm + pm)) if a])
+                before = balanced_score([min(r / a, 1.0) for a, r in ((ac, rc), (am, rm)) if a])
+                return balance_change_score(after, before)
+            after = int((1 - abs(min((rc + pc) / ac, 1.0) - min((rm + pm) / am, 1.0)) / 2) * MAX_NODE_SCORE)
+            before = int((1 - abs(min(rc / ac, 1.0) - min(rm / am, 1.0)) / 2) * MAX_NODE_SCORE)
+            return balance_change_score(after, before)
 
         return remembered_scores(nodes, f"{self._memo_prefix}{pc}:{pm}", score)
