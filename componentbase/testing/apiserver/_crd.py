@@ -12,6 +12,7 @@ import json
 import os
 from typing import Any
 
+from ._celhook import crd_rule_errors
 from ._conversion import converter_for
 from ._json import loads
 from ._schema import Cause, go_value, structural_errors
@@ -79,7 +80,7 @@ def _validate(crd: dict[str, Any]) -> list[Cause]:
         scale = (version.get("subresources") or {}).get("scale")
         if isinstance(scale, dict) and not scale.get("specReplicasPath"):
             errors.append(("FieldValueRequired", f"{path}.subresources.scale.specReplicasPath", "Required value"))
-    return errors + as_causes(conversion_errors(spec))
+    return errors + as_causes(conversion_errors(spec)) + crd_rule_errors(crd)
 
 
 def _condition(kind: str, reason: str, message: str, old: list[dict[str, Any]], status: str = "True"

@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from ._celhook import rule_errors
+
 __all__ = ["Cause", "admit", "go_value", "structural_errors"]
 
 Cause = tuple[str, str, str]  # (reason, field, message) as a StatusCause has them
@@ -254,8 +256,10 @@ def _validate_object(node: dict[str, Any], value: dict[str, Any], path: str, err
             _validate(child, item, prefix + name, errors)
 
 
-def admit(schema: dict[str, Any], obj: dict[str, Any]) -> tuple[dict[str, Any], list[Cause]]:
-    """``obj`` defaulted and pruned by ``schema``, and what is still invalid about it."""
+def admit(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None
+          ) -> tuple[dict[str, Any], list[Cause]]:
+    """``obj`` defaulted and pruned by ``schema``, and what is still invalid about it, its CEL rules
+    (``x-kubernetes-validations``) included; ``old``, the stored object on update, for transition rules."""
     out = _default(schema, copy.deepcopy(obj))
     _prune(schema, out, root=True)
     errors: list[Cause] = []
@@ -266,4 +270,5 @@ def admit(schema: dict[str, Any], obj: dict[str, Any]) -> tuple[dict[str, Any], 
             if isinstance(sub, dict) and name in out["metadata"]:
                 _validate(sub, out["metadata"][name], f"metadata.{name}", errors)
     _validate(schema, out, "", errors)
+    errors += rule_errors(schema, out, old, errors)
     return out, errors

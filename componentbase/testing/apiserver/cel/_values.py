@@ -1,0 +1,124 @@
+"""Objects as kube hands them to CEL (UnstructuredToVal): numbers of ``type: number`` as doubles, strings of
+format date-time/date/duration/byte as timestamps, durations and bytes, object properties under their
+escaped names (``namespace`` is ``__namespace__``, ``a-b`` is ``a__dash__b``), and at a resource's root
+only ``apiVersion``, ``kind`` and ``metadata.name``/``generateName`` of the metadata.
+
+A node whose subtree needs none of this is handed over as is (``converter`` returns None for it), so most
+rules cost no copy."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["converter", "escape"]
+
+Convert = Callable[[Any], Any]
+_RESERVED = frozenset(("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
+                       "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"))
+_ESCAPABLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def escape(name: str) -> str | None:
+    """A property name as CEL sees it (kube's cel.Escape); None if it cannot be named in CEL."""
+    if name in _RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.match(name):
+        return None
+    return (name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__")
+            .replace("/", "__slash__"))
+
+
+def _timestamp(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        if len(value) == 10:
+            return datetime.datetime.fromisoformat(value).replace(tzinfo=datetime.UTC)
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+
+
+def _duration(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text, sign = value, 1.0
+    if text[:1] in "+-":
+        sign, text = (-1.0 if text[0] == "-" else 1.0), text[1:]
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return value
+    return datetime.timedelta(seconds=sign * sum(float(n) * _UNITS[u] for n, u in parts))
+
+
+def _bytes(value: Any) -> Any:
+    try:
+        return base64.b64decode(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def _scalar(node: dict[str, Any]) -> Convert | None:
+    if node.get("x-kubernetes-int-or-string"):
+        return None
+    kind, fmt = node.get("type"), node.get("format")
+    if kind == "number":
+        return lambda v: float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+    if kind == "string" and fmt in ("date", "date-time"):
+        return _timestamp
+    if kind == "string" and fmt == "duration":
+        return _duration
+    if kind == "string" and fmt == "byte":
+        return _bytes
+    return None
+
+
+def _object(node: dict[str, Any], root: bool) -> Convert | None:
+    props: dict[str, Any] = node.get("properties") or {}
+    fields: dict[str, tuple[str | None, Convert | None]] = {}
+    for name, child in props.items():
+        key = escape(name)
+        sub = converter(child) if isinstance(child, dict) else None
+        if key != name or sub is not None:
+            fields[name] = (key, sub)
+    extra = node.get("additionalProperties")
+    each = converter(extra) if isinstance(extra, dict) and not props else None
+    if not fields and each is None and not root:
+        return None
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out = {}
+        for name, item in value.items():
+            if root and name == "metadata" and isinstance(item, dict):
+                item = {k: item[k] for k in ("name", "generateName") if k in item}
+            elif name in fields:
+                key, sub = fields[name]
+                if key is None:
+                    continue
+                name, item = key, (sub(item) if sub is not None and item is not None else item)
+            elif each is not None and item is not None:
+                item = each(item)
+            out[name] = item
+        return out
+    return convert
+
+
+def converter(node: dict[str, Any], root: bool = False) -> Convert | None:
+    """How a value of schema ``node`` becomes a CEL value; None when it is handed over unchanged."""
+    kind = node.get("type")
+    if kind == "object" or node.get("properties"):
+        return _object(node, root or bool(node.get("x-kubernetes-embedded-resource")))
+    if kind == "array" and isinstance(node.get("items"), dict):
+        each = converter(node["items"])
+        if each is None:
+            return None
+        return lambda v: [each(i) if i is not None else i for i in v] if isinstance(v, list) else v
+    return _scalar(node)
