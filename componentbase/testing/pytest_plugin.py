@@ -1,4 +1,5 @@
-"""pytest fixtures for the loopback API server and a leak check; registered through the ``pytest11`` entry point.
+"""pytest fixtures for the loopback API server, its webhooks, and a leak check; registered through the
+``pytest11`` entry point.
 
 The leak check is off unless the ini option ``componentbase_leak_check = true`` turns it on (this repository
 does): a plugin every user of the library loads should not fail their tests by default.
@@ -7,20 +8,22 @@ does): a plugin every user of the library loads should not fail their tests by d
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._webhookinstall import install_webhooks
 from .apiserver import LoopbackAPIServer
 
 if TYPE_CHECKING:
     import psutil
 
-__all__ = ["kube_apiserver", "kube_apiserver_session", "kube_client"]
+__all__ = ["install_webhooks", "kube_apiserver", "kube_apiserver_session", "kube_client", "kube_webhooks"]
 
 LEAK_CHECK_INI = "componentbase_leak_check"
 #: How long a test's threads and children may take to end after its teardown before they count as leaked.
@@ -65,6 +68,14 @@ def kube_client(kube_apiserver: LoopbackAPIServer) -> Iterator[Any]:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture
+def kube_webhooks(kube_apiserver: LoopbackAPIServer) -> Callable[..., list[dict[str, Any]]]:
+    """``kube_webhooks(manifests, address="127.0.0.1:PORT", ca_bundle=CA_PEM)`` installs a component's webhook
+    configurations and conversion CRDs (dicts, as deployed) on ``kube_apiserver``, pointed at the webhook
+    server the test runs on ``address`` (see ``install_webhooks``); returns the objects as created."""
+    return functools.partial(install_webhooks, kube_apiserver)
 
 
 @pytest.fixture(autouse=True)
