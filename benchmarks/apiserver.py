@@ -2,8 +2,15 @@
 
 Runs the server as a subprocess through its CLI (so client and server do not share a GIL, as with
 a real kube-apiserver), drives it with one official ``kubernetes`` client, and prints its figures; the
-server's RSS holding ``--pods`` pods is judged against ``TARGET`` (issue 3).
-Run: ``python benchmarks/apiserver.py [--seconds 3] [--pods 10000]``.
+server's RSS holding ``--pods`` pods is judged against ``TARGETS["rss"]`` (issue 3).
+
+Then the cost of CRD validation rules (issue 30), in a fresh server: ``--cel-creates`` creates of a
+custom resource whose CRD carries five typical rules (one a transition rule, which a create skips, as kube's
+does), against as many of the same CRD without rules, in alternating rounds over one keep-alive
+connection; the server's CPU (user + system) per create is charged to each, and the difference judged
+against ``TARGETS["cel_ms"]``. The server's start-up (spawn to serving) is judged against
+``TARGETS["startup_s"]``: the CEL runtime is imported by the first CRD with rules, not at start.
+Run: ``python benchmarks/apiserver.py [--seconds 3] [--pods 10000] [--cel-creates 2000]``.
 """
 
 from __future__ import annotations
@@ -24,7 +31,11 @@ import psutil
 from _verdict import Verdicts
 from kubernetes import client, config
 
-TARGET = 300  # MiB of server RSS with 10,000 pods
+TARGETS = {
+    "rss": 300,  # MiB of server RSS with 10,000 pods
+    "cel_ms": 0.5,  # ms of server CPU five CRD validation rules add to a create
+    "startup_s": 0.5,  # s from spawning the server to its serving
+}
 
 
 def _pod(name: str) -> dict[str, Any]:
@@ -61,6 +72,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each throughput phase")
     parser.add_argument("--pods", type=int, default=10000, help="pods to hold for the memory figure")
+    parser.add_argument("--cel-creates", type=int, default=2000, help="creates per CRD for the CEL figure")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,9 +89,92 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+    startup, plain, ruled = _cel(args.cel_creates)
     verdicts = Verdicts()
-    verdicts.at_most(f"server RSS with {items} pods", rss, TARGET, unit=" MiB", digits=1)
+    verdicts.at_most(f"server RSS with {items} pods", rss, TARGETS["rss"], unit=" MiB", digits=1)
+    verdicts.at_most("server start-up", startup, TARGETS["startup_s"], unit=" s")
+    verdicts.at_most("server CPU five CEL rules add per create", ruled - plain, TARGETS["cel_ms"], unit=" ms",
+                     digits=3)
     return verdicts.exit_code
+
+
+_RULES = [  # what kubebuilder markers typically write: a cross-field check, a format, a list rule, a map
+    # rule, and an immutable field (the transition rule)
+    {"rule": "self.minReplicas <= self.replicas", "message": "replicas must be at least minReplicas"},
+    {"rule": "self.image.matches('^[a-z0-9./-]+(:[a-zA-Z0-9._-]+)?$')", "message": "image must be a reference"},
+    {"rule": "self.ports.all(p, p > 0 && p < 65536)"},
+    {"rule": "self.labels.all(k, k.size() <= 63)"},
+    {"rule": "self.class == oldSelf.class", "message": "class is immutable"},
+]
+
+
+def _crd(plural: str, rules: bool) -> dict[str, Any]:
+    spec: dict[str, Any] = {"type": "object", "properties": {
+        "replicas": {"type": "integer"}, "minReplicas": {"type": "integer"},
+        "image": {"type": "string", "maxLength": 256}, "class": {"type": "string", "maxLength": 63},
+        "ports": {"type": "array", "maxItems": 16, "items": {"type": "integer"}},
+        "labels": {"type": "object", "maxProperties": 16, "additionalProperties": {"type": "string", "maxLength": 63}}}}
+    if rules:
+        spec["x-kubernetes-validations"] = _RULES
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.bench.example.com"},
+            "spec": {"group": "bench.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "kind": plural[:-1].capitalize()},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}}
+
+
+def _app(kind: str, name: str) -> bytes:
+    return json.dumps({"apiVersion": "bench.example.com/v1", "kind": kind, "metadata": {"name": name},
+                       "spec": {"replicas": 3, "minReplicas": 1, "image": "registry.example.com/app:1.2",
+                                "class": "gold", "ports": [80, 443], "labels": {"app": "bench", "tier": "web"}}}
+                      ).encode()
+
+
+def _cel(creates: int) -> tuple[float, float, float]:
+    """Start-up (s) of a fresh server, and its CPU per create (ms) without rules and with the five."""
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "componentbase.testing.apiserver", "--port", "0",
+                                 "--kubeconfig", os.path.join(tmp, "kubeconfig")], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            parts = urlsplit(proc.stdout.readline().strip())
+            startup = time.perf_counter() - start
+            conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+            server = psutil.Process(proc.pid)
+            cpu = {"plains": 0.0, "ruleds": 0.0}
+            for plural in cpu:
+                _post(conn, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json.dumps(
+                    _crd(plural, plural == "ruleds")).encode())
+                for i in range(50):  # warm-up: models, compiled rules, caches
+                    _post(conn, f"/apis/bench.example.com/v1/namespaces/default/{plural}", _app(
+                        plural[:-1].capitalize(), f"warm-{i}"))
+            rounds = 10
+            for r in range(rounds):
+                for plural in cpu:
+                    kind = plural[:-1].capitalize()
+                    before = sum(server.cpu_times()[:2])
+                    for i in range(creates // rounds):
+                        _post(conn, f"/apis/bench.example.com/v1/namespaces/default/{plural}", _app(kind, f"a-{r}-{i}"))
+                    cpu[plural] += sum(server.cpu_times()[:2]) - before
+            conn.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    done = creates // rounds * rounds
+    plain, ruled = (cpu[p] / done * 1000 for p in ("plains", "ruleds"))
+    print(f"{done} creates each: server CPU {plain:.3f} ms per create without rules, {ruled:.3f} ms with five "
+          f"(start-up {startup:.2f} s)")
+    return startup, plain, ruled
+
+
+def _post(conn: http.client.HTTPConnection, path: str, body: bytes) -> None:
+    conn.request("POST", path, body, {"Content-Type": "application/json", "Accept": "application/json"})
+    resp = conn.getresponse()
+    data = resp.read()
+    if resp.status != 201:
+        raise RuntimeError(f"POST {path}: {resp.status} {data[:300]!r}")
 
 
 def _run(kubeconfig: str, url: str, pid: int, seconds: float, pods: int) -> tuple[int, float]:
