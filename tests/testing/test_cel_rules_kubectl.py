@@ -1,0 +1,65 @@
+"""CRD validation rules as a user of the real kubectl sees them: a GatewayClass of the Gateway API whose
+immutable field is changed, and a CRD whose rule does not compile, each refused with kube's words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from componentbase.testing import LoopbackAPIServer
+from tests.testing.conftest import KubectlAt
+from tests.testing.test_cel_rules import GATEWAY, rules_crd
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LoopbackAPIServer]:
+    with LoopbackAPIServer() as api:
+        yield api
+
+
+def _file(tmp_path: Path, obj: dict[str, Any]) -> str:
+    path = tmp_path / f"{obj['metadata']['name']}.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    return str(path)
+
+
+def test_kubectl_is_refused_a_change_to_an_immutable_field(server: LoopbackAPIServer, kubectl_at: KubectlAt,
+                                                           tmp_path: Path) -> None:
+    def kubectl(*args: str, check: bool = True) -> Any:
+        return kubectl_at(server.kubeconfig_path, *args, check=check)
+
+    kubectl("apply", "-f", str(GATEWAY / "gateway.networking.k8s.io_gatewayclasses.yaml"))
+    gc = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": {"name": "gc"},
+          "spec": {"controllerName": "example.com/one"}}
+    kubectl("apply", "-f", _file(tmp_path, gc))
+    # a merge patch, not apply: kubectl 1.37's client-side apply sends this server a strategic merge patch for a
+    # custom resource, refused with 415, where it updates one on a cluster (the OpenAPI work of issue 30, item 3)
+    done = kubectl("patch", "gatewayclass", "gc", "--type=merge", "-p", '{"spec":{"controllerName":"example.com/two"}}',
+                   check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ('The GatewayClass "gc" is invalid: spec.controllerName: Invalid value: "string": '
+                                   "Value is immutable")
+    gc["spec"]["controllerName"] = "example.com/two"
+    done = kubectl("replace", "-f", _file(tmp_path, gc), check=False)
+    assert done.returncode == 1 and "Value is immutable" in done.stderr
+    assert kubectl("get", "gatewayclass", "gc", "-o", "jsonpath={.spec.controllerName}").stdout == "example.com/one"
+
+
+def test_kubectl_is_refused_a_crd_whose_rule_does_not_compile(server: LoopbackAPIServer, kubectl_at: KubectlAt,
+                                                              tmp_path: Path) -> None:
+    crd = rules_crd({"rule": "self.replicas > ", "message": "positive"}, plural="brokens")
+    done = kubectl_at(server.kubeconfig_path, "create", "-f", _file(tmp_path, crd), check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip().startswith(
+        'The CustomResourceDefinition "brokens.example.com" is invalid: spec.validation.openAPIV3Schema.properties'
+        '[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.replicas > ", '
+        'Message:"positive", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", '
+        "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input "
+        "'<EOF>' expecting")
+    assert kubectl_at(server.kubeconfig_path, "get", "crd", "brokens.example.com", check=False).returncode == 1
