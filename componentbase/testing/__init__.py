@@ -14,12 +14,14 @@ from ._ports import free_port
 
 if TYPE_CHECKING:
     from ._nodelifecycle import NodeLifecycle
+    from ._webhookinstall import install_webhooks
     from .apiserver import FAULTS_PATH, LoopbackAPIServer, Resource, ScalePaths, User
 
 #: The server loads on first use: ``componentbase-apiserver --help`` and the demo's ``--help`` import this
 #: package (``free_port``) and need none of it.
 _LAZY = {"NodeLifecycle": "._nodelifecycle", "FAULTS_PATH": ".apiserver", "LoopbackAPIServer": ".apiserver",
-         "Resource": ".apiserver", "ScalePaths": ".apiserver", "User": ".apiserver"}
+         "Resource": ".apiserver", "ScalePaths": ".apiserver", "User": ".apiserver",
+         "install_webhooks": "._webhookinstall"}
 
 
 def __getattr__(name: str) -> Any:
@@ -31,4 +33,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 __all__ = ["FAULTS_PATH", "FakeClock", "LoopbackAPIServer", "NodeLifecycle", "Resource", "ScalePaths", "User",
-           "eventually", "free_port"]
+           "eventually", "free_port", "install_webhooks"]
