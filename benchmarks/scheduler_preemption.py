@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler.algorithm import FitError, SchedulingAlgorithm
-from componentbase_examples.scheduler.framework import Handle, Registry, new_plugin_manager
+from componentbase_examples.scheduler.framework import Handle, Registry
 from componentbase_examples.scheduler.nominator import Nominator
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.registry import new_plugin_manager
 from componentbase_examples.scheduler.snapshot import Snapshot
 
 SIZES = ["500m", "1", "1500m"]

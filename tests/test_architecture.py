@@ -49,9 +49,9 @@ def test_the_layer_contracts_hold() -> None:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A copy of the package and its contracts, to break on purpose."""
-    shutil.copytree(ROOT / "componentbase", tmp_path / "componentbase",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    """A copy of the packages and their contracts, to break on purpose."""
+    for package in ("componentbase", "componentbase_examples"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
 
@@ -69,11 +69,12 @@ def _broken(stdout: str) -> dict[str, str]:
 
 LAYERS = "Each package imports only the layers below it"
 ROOT_CONTRACT = "No package imports the root package, which imports them all"
+EXAMPLES_ACYCLIC = "No import cycles between the modules of any example package"
 
 
 @pytest.mark.process  # lint-imports runs in a fresh interpreter
 def test_each_break_is_caught_by_its_own_contract(tree: Path) -> None:
-    """Three breaks in one copy, one lint-imports run (each run builds the whole graph again): each break must
+    """Four breaks in one copy, one lint-imports run (each run builds the whole graph again): each break must
     show in the report of the contract that forbids it, as its own import."""
     # A cycle through a function-level import (util -> app, while app imports util).
     _append(tree / "componentbase/util/_files.py", "\n\ndef _upward() -> None:\n    import componentbase.app\n")
@@ -81,10 +82,15 @@ def test_each_break_is_caught_by_its_own_contract(tree: Path) -> None:
     _append(tree / "componentbase/informers/_cache.py", "\nfrom componentbase import workqueue  # noqa\n")
     # Importing the root package from inside (the only import of the root in the tree).
     _append(tree / "componentbase/util/version.py", "\nimport componentbase  # noqa\n")
+    # A circle in the examples through a function-level import: the scheduling framework naming a plugin, which
+    # imports the framework (issue 32: the default registry once lived there).
+    _append(tree / "componentbase_examples/scheduler/framework.py",
+            "\n\ndef _defaults() -> None:\n    import componentbase_examples.scheduler.plugins.nodename\n")
     result = lint_imports(tree)
     assert result.returncode != 0
     assert f"{LAYERS} BROKEN" in result.stdout
     assert f"{ROOT_CONTRACT} BROKEN" in result.stdout
+    assert f"{EXAMPLES_ACYCLIC} BROKEN" in result.stdout
     broken = _broken(result.stdout)
     layers = broken[LAYERS]
     assert "componentbase.util is not allowed to import componentbase.app:" in layers
@@ -92,6 +98,9 @@ def test_each_break_is_caught_by_its_own_contract(tree: Path) -> None:
     assert "componentbase.informers is not allowed to import componentbase.workqueue:" in layers
     assert "- componentbase.informers._cache -> componentbase.workqueue" in layers
     assert "componentbase.util.version is not allowed to import componentbase:" in broken[ROOT_CONTRACT]
+    examples = broken[EXAMPLES_ACYCLIC]
+    assert "No cycles are allowed in componentbase_examples.scheduler." in examples
+    assert "- .framework -> .plugins (1 import)" in examples
 
 
 def _imports(path: Path) -> Iterator[tuple[int, str, bool]]:

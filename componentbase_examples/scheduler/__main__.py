@@ -50,7 +50,7 @@ class DefaultPlugins:
     def componentbase_validate(self, options: Any) -> list[Exception]:
         if not self.loaded:
             self.loaded = True
-            from componentbase_examples.scheduler.plugins import DEFAULT_PLUGINS  # ~25 ms: not for --help
+            from componentbase_examples.scheduler.registry import DEFAULT_PLUGINS  # ~25 ms: not for --help
 
             try:
                 for plugin in DEFAULT_PLUGINS:

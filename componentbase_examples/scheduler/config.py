@@ -3,72 +3,36 @@
 The fields are kube's v1 types: Go pointers read ``null`` as unset (``pointer``), Go ``int32``/``int64``
 refuse a number out of their range when the file is decoded (``Int32``/``Int64``), as kube's decoder does.
 Defaulting is kube's ``SetDefaults_KubeSchedulerConfiguration``; filling each profile with the default
-plugins and their args is in ``v1defaults``, which needs the plugins' args types.
+plugins and their args is in ``v1defaults``, which needs the plugins' args types. The profile's types are in
+``profileconfig`` (re-exported here), below both, so neither imports the other in a circle.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import attrs
 
 import componentbase
 from componentbase import field
 from componentbase.componentconfig import Int32, Int64, pointer
+from componentbase_examples.scheduler import v1defaults
 from componentbase_examples.scheduler.extenderconfig import Extender, validate_extenders
+from componentbase_examples.scheduler.profileconfig import (
+    API_VERSION,
+    EXTENSION_POINTS,
+    KubeSchedulerProfile,
+    Plugin,
+    PluginConfig,
+    Plugins,
+    PluginSet,
+)
 
-API_VERSION = "kubescheduler.config.k8s.io/v1"
+__all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "EXTENSION_POINTS", "KIND", "SCHEME", "KubeSchedulerConfiguration",
+           "KubeSchedulerProfile", "Plugin", "PluginConfig", "PluginSet", "Plugins", "set_defaults", "validate"]
+
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 SCHEME = componentbase.Scheme()
-
-
-@attrs.define(kw_only=True)
-class Plugin:
-    name: str
-    weight: Int32 | None = None
-
-
-@attrs.define(kw_only=True)
-class PluginSet:
-    enabled: list[Plugin] = pointer(factory=list)
-    disabled: list[Plugin] = pointer(factory=list)
-
-
-EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-                    "reserve", "permit", "preBind", "bind", "postBind", "multiPoint")
-
-
-@attrs.define(kw_only=True)
-class Plugins:
-    pre_enqueue: PluginSet = attrs.field(factory=PluginSet)
-    queue_sort: PluginSet = attrs.field(factory=PluginSet)
-    pre_filter: PluginSet = attrs.field(factory=PluginSet)
-    filter: PluginSet = attrs.field(factory=PluginSet)
-    post_filter: PluginSet = attrs.field(factory=PluginSet)
-    pre_score: PluginSet = attrs.field(factory=PluginSet)
-    score: PluginSet = attrs.field(factory=PluginSet)
-    reserve: PluginSet = attrs.field(factory=PluginSet)
-    permit: PluginSet = attrs.field(factory=PluginSet)
-    pre_bind: PluginSet = attrs.field(factory=PluginSet)
-    bind: PluginSet = attrs.field(factory=PluginSet)
-    post_bind: PluginSet = attrs.field(factory=PluginSet)
-    multi_point: PluginSet = attrs.field(factory=PluginSet)
-
-
-@attrs.define(kw_only=True)
-class PluginConfig:
-    name: str
-    args: dict[str, Any] = pointer(factory=dict)
-
-
-@attrs.define(kw_only=True)
-class KubeSchedulerProfile:
-    scheduler_name: str = pointer("")
-    percentage_of_nodes_to_score: Int32 | None = None
-    plugins: Plugins | None = None
-    plugin_config: list[PluginConfig] = pointer(factory=list)
 
 
 def _leader_election() -> componentbase.LeaderElectionConfiguration:
@@ -97,8 +61,6 @@ class KubeSchedulerConfiguration:
 def set_defaults(cfg: KubeSchedulerConfiguration) -> None:
     """kube-scheduler's v1 defaulting: one default profile filled with the default plugins and their args,
     the lease named after the component, protobuf as content type, qps 50 and burst 100 for 0."""
-    from componentbase_examples.scheduler import v1defaults  # v1defaults imports this module
-
     componentbase.componentconfig.set_defaults_client_connection_configuration(cfg.client_connection)
     if not cfg.profiles:
         cfg.profiles.append(KubeSchedulerProfile())

@@ -14,7 +14,8 @@ of bound methods per extension point, called directly. Filter and Score also tak
 per call, so a cycle over 500 nodes makes a handful of calls, not thousands.
 
 The contract a plugin sees (the hooks, ``Status``, ``Code``) is in ``interface`` and re-exported here;
-this module is the runtime: the registry of plugins and the per-profile call lists.
+this module is the runtime: the registry of plugins and the per-profile call lists. It names no plugin (the
+plugins import it): the default plugins and a plugin manager holding them are in ``registry``.
 """
 
 from __future__ import annotations
@@ -71,7 +72,6 @@ __all__ = [
     "StateNotFound",
     "Status",
     "build_framework",
-    "new_plugin_manager",
 ]
 
 #: Binds a pod to a node through the API; the scheduler's wiring provides it, a simulation records it.
@@ -206,15 +206,6 @@ class Registry:
         if problems:
             raise RegistryError("; ".join(problems))
         return cls(entries.values())
-
-
-def new_plugin_manager(plugins: Iterable[object] = (), entry_point_group: str | None = ENTRY_POINT_GROUP,
-                       with_defaults: bool = True) -> pluggy.PluginManager:
-    """A manager with the scheduler's hooks, the default plugins, ``plugins``, then entry-point plugins."""
-    from componentbase_examples.scheduler.plugins import DEFAULT_PLUGINS
-
-    chosen = [*DEFAULT_PLUGINS, *plugins] if with_defaults else list(plugins)
-    return componentbase.util.new_plugin_manager([SchedulerHooks], chosen, entry_point_group)
 
 
 @attrs.define

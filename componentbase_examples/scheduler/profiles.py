@@ -20,34 +20,13 @@ from componentbase import field
 from componentbase.componentconfig import Int32
 from componentbase_examples.scheduler import config
 from componentbase_examples.scheduler.interface import EXTENSION_POINTS
+from componentbase_examples.scheduler.profileconfig import DEFAULT_MULTI_POINT, merge_plugin_set
 
 if TYPE_CHECKING:  # the framework is the runtime (informers, queues): defaulting and --help need not load it
     from componentbase_examples.scheduler.framework import Handle, Registry
 
 __all__ = ["DEFAULT_MULTI_POINT", "ProfileValidator", "ResolvedProfile", "build_frameworks", "merge_plugin_set",
            "resolve", "validate"]
-
-#: kube-scheduler's default multiPoint set, restricted to the plugins this scheduler has, with its weights.
-DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", None),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", None),
-)
 
 _ATTRS = {"preEnqueue": "pre_enqueue",
           "queueSort": "queue_sort", "preFilter": "pre_filter", "filter": "filter", "postFilter": "post_filter",
@@ -63,25 +42,6 @@ class ResolvedProfile:
     percentage_of_nodes_to_score: int | None
     enabled: dict[str, list[tuple[str, int]]]
     args: dict[str, Any]
-
-
-def merge_plugin_set(defaults: Sequence[config.Plugin],
-                     custom: config.PluginSet) -> tuple[list[config.Plugin], set[str]]:
-    """v1 ``mergePluginSet``: defaults (minus disabled, re-configured in place), then the custom additions."""
-    disabled = {p.name for p in custom.disabled}
-    by_name = {p.name: i for i, p in enumerate(custom.enabled)}
-    replaced: set[int] = set()
-    merged: list[config.Plugin] = []
-    if "*" not in disabled:
-        for plugin in defaults:
-            if plugin.name in disabled:
-                continue
-            if plugin.name in by_name:
-                replaced.add(by_name[plugin.name])
-                plugin = custom.enabled[by_name[plugin.name]]
-            merged.append(plugin)
-    merged += [p for i, p in enumerate(custom.enabled) if i not in replaced]
-    return merged, disabled
 
 
 def _weight(plugin: config.Plugin) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 import componentbase
 from componentbase.componentconfig import Int32, Int64
-from componentbase_examples.scheduler import config, profiles
+from componentbase_examples.scheduler import profileconfig
 from componentbase_examples.scheduler.plugins.args import IN_TREE_ARGS
 from componentbase_examples.scheduler.plugins.resourcespec import ResourceSpec, default_resources
 
@@ -25,13 +25,13 @@ _POINTS = tuple(a for a in ("pre_enqueue", "queue_sort", "pre_filter", "filter",
                             "reserve", "permit", "pre_bind", "bind", "post_bind"))
 
 
-def _merge(defaults: list[config.Plugin], custom: config.PluginSet) -> config.PluginSet:
+def _merge(defaults: list[profileconfig.Plugin], custom: profileconfig.PluginSet) -> profileconfig.PluginSet:
     """kube's ``mergePluginSet``: defaults less the disabled (custom entries replace theirs in place), then
     the other custom entries; the disabled list is kept, names only."""
-    enabled, _ = profiles.merge_plugin_set(defaults, custom)
-    disabled = [config.Plugin(name=p.name) for p in custom.disabled]
-    return config.PluginSet(enabled=[config.Plugin(name=p.name, weight=p.weight or Int32(0)) for p in enabled],
-                            disabled=disabled)
+    enabled, _ = profileconfig.merge_plugin_set(defaults, custom)
+    disabled = [profileconfig.Plugin(name=p.name) for p in custom.disabled]
+    weighted = [profileconfig.Plugin(name=p.name, weight=p.weight or Int32(0)) for p in enabled]
+    return profileconfig.PluginSet(enabled=weighted, disabled=disabled)
 
 
 def _drop_nulls(value: Any) -> Any:
@@ -75,16 +75,16 @@ def default_args(name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     except componentbase.DecodeError:
         return None
     _set_defaults_args(decoded)
-    return {"apiVersion": config.API_VERSION, "kind": f"{name}Args",
+    return {"apiVersion": profileconfig.API_VERSION, "kind": f"{name}Args",
             **componentbase.componentconfig.to_dict(decoded)}
 
 
-def set_defaults_profile(profile: config.KubeSchedulerProfile) -> None:
+def set_defaults_profile(profile: profileconfig.KubeSchedulerProfile) -> None:
     """Fill ``profile`` as kube's v1 defaulting does (idempotent: a written config reads back equal)."""
-    plugins = profile.plugins or config.Plugins()
-    defaults = [config.Plugin(name=n, weight=Int32(w) if w is not None else None)
-                for n, w in profiles.DEFAULT_MULTI_POINT]
-    filled = config.Plugins(multi_point=_merge(defaults, plugins.multi_point),
+    plugins = profile.plugins or profileconfig.Plugins()
+    defaults = [profileconfig.Plugin(name=n, weight=Int32(w) if w is not None else None)
+                for n, w in profileconfig.DEFAULT_MULTI_POINT]
+    filled = profileconfig.Plugins(multi_point=_merge(defaults, plugins.multi_point),
                             **{point: _merge([], getattr(plugins, point)) for point in _POINTS})
     profile.plugins = filled
     configured: set[str] = set()
@@ -100,4 +100,4 @@ def set_defaults_profile(profile: config.KubeSchedulerProfile) -> None:
         if name not in configured:
             defaulted = default_args(name, {})
             if defaulted is not None:
-                profile.plugin_config.append(config.PluginConfig(name=name, args=defaulted))
+                profile.plugin_config.append(profileconfig.PluginConfig(name=name, args=defaulted))

@@ -7,8 +7,9 @@ from typing import Any
 
 from componentbase_examples.scheduler import config, profiles
 from componentbase_examples.scheduler.algorithm import SchedulingAlgorithm
-from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry, new_plugin_manager
+from componentbase_examples.scheduler.framework import CycleState, Framework, Handle, Registry
 from componentbase_examples.scheduler.podinfo import PodInfo
+from componentbase_examples.scheduler.registry import new_plugin_manager
 from componentbase_examples.scheduler.snapshot import Snapshot
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from componentbase_examples.scheduler.plugins import DEFAULT_PLUGINS
 from componentbase_examples.scheduler.plugins.args import IN_TREE_ARGS
+from componentbase_examples.scheduler.registry import DEFAULT_PLUGINS
 
 pytestmark = pytest.mark.unit
 

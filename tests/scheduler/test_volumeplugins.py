@@ -12,11 +12,11 @@ import pytest
 
 from componentbase_examples.scheduler import simulate
 from componentbase_examples.scheduler.events import ActionType, ClusterEvent
-from componentbase_examples.scheduler.framework import new_plugin_manager
 from componentbase_examples.scheduler.plugins.volumerestrictions import is_volume_conflict
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.queue import SchedulingQueue
 from componentbase_examples.scheduler.queueing import QueueingHints
+from componentbase_examples.scheduler.registry import new_plugin_manager
 from tests.scheduler.builders import Cluster, default_config, node
 from tests.scheduler.volume_builders import (
     HOSTNAME,
