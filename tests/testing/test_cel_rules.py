@@ -207,14 +207,23 @@ def test_a_rule_over_budget_refuses_the_crd(api: client.ApiClient) -> None:
 
 
 def test_a_rule_not_returning_a_bool_refuses_the_crd(api: client.ApiClient) -> None:
-    causes = _crd_refused(api, rules_crd({"rule": "self.replicas + 1", "reason": "FieldValueWrong"},
-                                         plural="notbools"))
-    assert [c[1:] for c in causes] == [  # the rule's fields first, then what compiling it found
-        (f"{RULE_AT}.reason", 'Unsupported value: "FieldValueWrong": supported values: "FieldValueDuplicate", '
-                              '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
-        (f"{RULE_AT}.rule", 'Invalid value: apiextensions.ValidationRule{Rule:"self.replicas + 1", Message:"", '
-                            'MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(0xc000a1c0f0), '
-                            'FieldPath:"", OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool')]
+    causes = _crd_refused(api, rules_crd({"rule": "self.replicas + 1", "fieldPath": ".replicas"}, plural="notbools"))
+    assert causes == [("FieldValueInvalid", f"{RULE_AT}.rule", (
+        'Invalid value: apiextensions.ValidationRule{Rule:"self.replicas + 1", Message:"", MessageExpression:"", '
+        'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:".replicas", OptionalOldSelf:(*bool)(nil)}: '
+        "cel expression must evaluate to a bool"))]
+
+
+def test_a_rules_own_fields_are_checked_before_it_is_compiled(api: client.ApiClient) -> None:
+    """kube compiles no rule of a schema whose rules' fields are wrong: only those are reported."""
+    causes = _crd_refused(api, rules_crd({"rule": "self.replicas + 1", "reason": "FieldValueWrong",
+                                          "fieldPath": ".nope", "message": " "}, plural="badfields"))
+    assert causes == [
+        ("FieldValueInvalid", f"{RULE_AT}.message", 'Invalid value: " ": message must be non-empty if specified'),
+        ("FieldValueNotSupported", f"{RULE_AT}.reason", 'Unsupported value: "FieldValueWrong": supported values: '
+                                                        '"FieldValueDuplicate", "FieldValueForbidden", '
+                                                        '"FieldValueInvalid", "FieldValueRequired"'),
+        ("FieldValueInvalid", f"{RULE_AT}.fieldPath", 'Invalid value: ".nope": fieldPath must be a valid path')]
 
 
 # --- Gateway API -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from ._cost import Cost
-from ._rules import Node, build, has_rules
+from ._rules import Found, Node, build, has_rules
 from ._validate import validate as _validate
 
 __all__ = ["crd_errors", "has_rules", "validate", "validator"]
@@ -37,9 +37,9 @@ def crd_errors(crd: dict[str, Any]) -> list[Cause]:
     errors: list[Cause] = []
     for path, schema in _schemas(crd):
         if isinstance(schema, dict) and has_rules(schema):
-            cost = Cost()
-            build(schema, path, errors, cost)
-            errors.extend(cost.errors(path))
+            cost, found = Cost(), Found()
+            build(schema, path, found, cost)
+            errors += found.schema + found.cel + cost.errors(path)
     return errors
 
 
@@ -50,7 +50,7 @@ def validator(schema: dict[str, Any]) -> Node | None:
         return hit[1]
     if len(_CACHE) > 256:
         _CACHE.clear()
-    node = build(schema, "", [], Cost())
+    node = build(schema, "", Found(), Cost())
     _CACHE[id(schema)] = (schema, node)
     return node
 

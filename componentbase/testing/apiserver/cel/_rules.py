@@ -10,16 +10,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._cost import Cost, rule_cost
+from ._cost import PER_RULE_LIMIT, Cost, cost_message, rule_cost
 from ._env import OLD_LIST, compile_expr
 from ._values import Convert, converter
 
-__all__ = ["Node", "Rule", "build", "has_rules"]
+__all__ = ["Found", "Node", "Rule", "build", "has_rules"]
 
 Cause = tuple[str, str, str]
 _REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
 _STRINGS = re.compile(r"""[rR]?(\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
 _OLD_SELF = re.compile(r"\boldSelf\b")
+_NEWLINES = re.compile(r"[\n\r]+")  # the newline characters of CEL's grammar
 
 
 @dataclass
@@ -97,21 +98,50 @@ def _field_path(schema: dict[str, Any], path: str) -> str | None:
     return "".join(parts).lstrip(".")
 
 
-def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrelatable: str,
-                  errors: list[Cause], cost: Cost) -> Rule | None:
-    text = str(rule.get("rule") or "")
-    if rule.get("reason") and rule["reason"] not in _REASONS:
+@dataclass
+class Found:
+    """What a CRD's rules break, as kube sorts it: the rules' own fields (``schema``), then what compiling
+    them finds (``cel``), which kube only looks for where the fields, here and below, are sound."""
+
+    schema: list[Cause] = field(default_factory=list)
+    cel: list[Cause] = field(default_factory=list)
+
+
+def _field_errors(node: dict[str, Any], rule: dict[str, Any], at: str, errors: list[Cause]) -> str:
+    """The checks of a rule's fields; returns its fieldPath resolved against ``node`` ("" when unset)."""
+    text, message = str(rule.get("rule") or ""), str(rule.get("message") or "")
+    if not text.strip():
+        errors.append(("FieldValueRequired", f"{at}.rule", "Required value: rule is not specified"))
+    elif message and not message.strip():
+        errors.append(("FieldValueInvalid", f"{at}.message",
+                       f"Invalid value: {_go_quote(message)}: message must be non-empty if specified"))
+    elif _NEWLINES.search(message.strip()):
+        errors.append(("FieldValueInvalid", f"{at}.message",
+                       f"Invalid value: {_go_quote(message)}: message must not contain line breaks"))
+    elif _NEWLINES.search(text.strip()) and not message.strip():
+        errors.append(("FieldValueRequired", f"{at}.message",
+                       "Required value: message must be specified if rule contains line breaks"))
+    expression = str(rule.get("messageExpression") or "")
+    if expression and not expression.strip():
+        errors.append(("FieldValueRequired", f"{at}.messageExpression",
+                       "Required value: messageExpression must be non-empty if specified"))
+    if rule.get("reason") is not None and rule["reason"] not in _REASONS:
         errors.append(("FieldValueNotSupported", f"{at}.reason", f"Unsupported value: {_go_quote(rule['reason'])}: "
                        "supported values: " + ", ".join(_go_quote(r) for r in _REASONS)))
     fp = str(rule.get("fieldPath") or "")
-    resolved = _field_path(node, fp) if fp else ""
-    if resolved is None:
-        errors.append(("FieldValueInvalid", f"{at}.fieldPath",
-                       f"Invalid value: {_go_quote(fp)}: fieldPath must be a valid path: "
-                       "does not refer to a valid field"))
-    if not text.strip():
-        errors.append(("FieldValueRequired", f"{at}.rule", "Required value: rule is not specified"))
-        return None
+    resolved = _field_path(node, fp) if fp.strip() else ""
+    why = ("fieldPath must be non-empty if specified" if fp and not fp.strip() else
+           "fieldPath must not contain line breaks" if _NEWLINES.search(fp) else
+           "fieldPath must be a valid path" if resolved is None else "")
+    if why:
+        errors.append(("FieldValueInvalid", f"{at}.fieldPath", f"Invalid value: {_go_quote(fp)}: {why}"))
+    return resolved or ""
+
+
+def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrelatable: str, field_path: str,
+                  errors: list[Cause], cost: Cost) -> Rule | None:
+    """The rule compiled (None when it does not), with what kube's compilation refuses in ``errors``."""
+    text = str(rule.get("rule") or "")
     uses_old = bool(_OLD_SELF.search(_STRINGS.sub("''", text)))
     optional_old = bool(rule.get("optionalOldSelf"))
     try:
@@ -129,44 +159,44 @@ def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrela
         errors.append(("FieldValueInvalid", f"{at}.rule",
                        f"Invalid value: {go_rule(rule)}: cel expression must evaluate to a bool"))
         return None
-    if optional_old and not uses_old:
-        errors.append(("FieldValueInvalid", f"{at}.optionalOldSelf",
-                       "Invalid value: true: may not be set if oldSelf is not used in rule"))
-    if uses_old and uncorrelatable:
-        errors.append(("FieldValueInvalid", f"{at}.rule", f"Invalid value: {_go_quote(text)}: oldSelf cannot be "
-                       f"used on the uncorrelatable portion of the schema within {uncorrelatable}"))
+    estimate = rule_cost(node, text, cost)
+    if estimate > PER_RULE_LIMIT:
+        errors.append(("FieldValueForbidden", f"{at}.rule",
+                       "Forbidden: " + cost_message("estimated rule cost", estimate, PER_RULE_LIMIT)))
+    cost.add(f"{at}.rule", estimate)
     message = None
     if rule.get("messageExpression"):
         try:
             message = compile_expr(node, str(rule["messageExpression"]))
             if message.return_type().name() not in ("STRING", "DYN"):
                 errors.append(("FieldValueInvalid", f"{at}.messageExpression",
-                               f"Invalid value: {go_rule(rule)}: must evaluate to a string"))
+                               f"Invalid value: {go_rule(rule)}: messageExpression must evaluate to a string"))
         except RuntimeError as err:
             errors.append(("FieldValueInvalid", f"{at}.messageExpression", f"Invalid value: {go_rule(rule)}: "
                            f"messageExpression compilation failed: {issues(err)}"))
-    cost.add(f"{at}.rule", rule_cost(node, text, cost), rule.get("messageExpression"))
-    return Rule(rule, program, message, uses_old, optional_old, resolved or "")
+    if uses_old and uncorrelatable:
+        errors.append(("FieldValueInvalid", f"{at}.rule", f"Invalid value: {_go_quote(text)}: oldSelf cannot be "
+                       f"used on the uncorrelatable portion of the schema within {uncorrelatable}"))
+    elif not uses_old and rule.get("optionalOldSelf") is not None:
+        shown = "true" if rule["optionalOldSelf"] else "false"
+        errors.append(("FieldValueInvalid", f"{at}.optionalOldSelf",
+                       f"Invalid value: {shown}: may not be set if oldSelf is not used in rule"))
+    return Rule(rule, program, message, uses_old, optional_old, field_path)
 
 
-def build(schema: dict[str, Any], path: str, errors: list[Cause], cost: Cost, root: bool = True,
+def build(schema: dict[str, Any], path: str, found: Found, cost: Cost, root: bool = True,
           uncorrelatable: str = "") -> Node | None:
-    """The validator for ``schema`` (None if nothing under it has rules), its CRD-time errors appended to
-    ``errors`` with paths under ``path`` (``spec.validation.openAPIV3Schema``)."""
+    """The validator for ``schema`` (None if nothing under it has rules), what kube refuses in its rules
+    added to ``found`` with paths under ``path`` (``spec.validation.openAPIV3Schema``)."""
     if not has_rules(schema):
         return None
     kind = "" if schema.get("x-kubernetes-int-or-string") else str(schema.get("type") or "")
     node = Node(schema, kind, convert=converter(schema, root=root),
                 atomic_map=schema.get("x-kubernetes-map-type") == "atomic")
-    for i, rule in enumerate(schema.get("x-kubernetes-validations") or ()):
-        if isinstance(rule, dict):
-            at = f"{path}.x-kubernetes-validations[{i}]"
-            compiled = _compile_rule(schema, rule, at, uncorrelatable, errors, cost)
-            if compiled is not None:
-                node.rules.append(compiled)
+    sound = len(found.schema)
     for name, child in (schema.get("properties") or {}).items():
         if isinstance(child, dict):
-            sub = build(child, f"{path}.properties[{name}]", errors, cost,
+            sub = build(child, f"{path}.properties[{name}]", found, cost,
                         bool(child.get("x-kubernetes-embedded-resource")),
                         uncorrelatable or (path if node.atomic_map else ""))
             if sub is not None:
@@ -174,7 +204,7 @@ def build(schema: dict[str, Any], path: str, errors: list[Cause], cost: Cost, ro
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         with cost.within(schema):
-            node.extra = build(extra, f"{path}.additionalProperties", errors, cost,
+            node.extra = build(extra, f"{path}.additionalProperties", found, cost,
                                bool(extra.get("x-kubernetes-embedded-resource")),
                                uncorrelatable or (path if node.atomic_map else ""))
     items = schema.get("items")
@@ -182,6 +212,14 @@ def build(schema: dict[str, Any], path: str, errors: list[Cause], cost: Cost, ro
         keyed = schema.get("x-kubernetes-list-type") == "map"
         node.list_keys = tuple(schema.get("x-kubernetes-list-map-keys") or ()) if keyed else ()
         with cost.within(schema):
-            node.items = build(items, f"{path}.items", errors, cost, bool(items.get("x-kubernetes-embedded-resource")),
+            node.items = build(items, f"{path}.items", found, cost, bool(items.get("x-kubernetes-embedded-resource")),
                                uncorrelatable or ("" if keyed else path))
+    rules = [(f"{path}.x-kubernetes-validations[{i}]", r)
+             for i, r in enumerate(schema.get("x-kubernetes-validations") or ()) if isinstance(r, dict)]
+    paths = [_field_errors(schema, rule, at, found.schema) for at, rule in rules]
+    if len(found.schema) == sound:
+        for (at, rule), field_path in zip(rules, paths, strict=True):
+            compiled = _compile_rule(schema, rule, at, uncorrelatable, field_path, found.cel, cost)
+            if compiled is not None:
+                node.rules.append(compiled)
     return node
