@@ -189,6 +189,12 @@ def test_a_rule_that_does_not_compile_refuses_the_crd(api: client.ApiClient) -> 
         "'frobnicate' (in container '')\n | self.replicas.frobnicate()\n | ........................^"))]
 
 
+def test_a_rule_naming_a_field_the_schema_lacks_refuses_the_crd(api: client.ApiClient) -> None:
+    causes = _crd_refused(api, rules_crd({"rule": "self.replicsa >= self.min"}, plural="typos"))
+    assert [c[2].split(": compilation failed: ")[1] for c in causes] == [
+        "ERROR: <input>:1:5: undefined field 'replicsa'\n | self.replicsa >= self.min\n | ....^"]
+
+
 def test_a_rule_over_budget_refuses_the_crd(api: client.ApiClient) -> None:
     unbounded = {"type": "array", "items": {"type": "string"}}
     causes = _crd_refused(api, rules_crd({"rule": "self.names.all(a, self.names.exists_one(b, a == b))"},

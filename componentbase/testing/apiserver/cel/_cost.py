@@ -16,12 +16,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["PER_RULE_LIMIT", "TOTAL_LIMIT", "Cost", "cost_message", "rule_cost"]
+__all__ = ["MACRO", "PER_RULE_LIMIT", "TOTAL_LIMIT", "Cost", "cost_message", "rule_cost", "span"]
 
 PER_RULE_LIMIT = 10_000_000  # StaticEstimatedCostLimit
 TOTAL_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit
 _REQUEST = 3 * 1024 * 1024  # MaxRequestSizeBytes
-_MACRO = re.compile(r"([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.(all|exists_one|exists|map|filter)\(\s*([A-Za-z_]\w*)\s*,")
+MACRO = re.compile(r"([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.(all|exists_one|exists|map|filter)\(\s*([A-Za-z_]\w*)\s*,")
 _STRING_FN = re.compile(r"([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.(matches|contains|startsWith|endsWith|find|findAll|"
                         r"split|replace|indexOf|lastIndexOf|lowerAscii|upperAscii|trim|substring)\(")
 _TOKENS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|[A-Za-z_]\w*|\d+(?:\.\d+)?|&&|\|\||[=!<>]=|\S")
@@ -61,7 +61,7 @@ def _resolve(path: str, self_node: dict[str, Any], scope: dict[str, Any]) -> Any
     return node
 
 
-def _span(text: str, start: int) -> int:
+def span(text: str, start: int) -> int:
     """The index of the parenthesis closing the call whose arguments begin at ``start``."""
     depth, i = 1, start
     while i < len(text) and depth:
@@ -84,11 +84,11 @@ def _tokens(text: str) -> int:
 def _estimate(text: str, node: dict[str, Any], scope: dict[str, Any], factor: float) -> float:
     total, pos = 0.0, 0
     while True:
-        m = _MACRO.search(text, pos)
+        m = MACRO.search(text, pos)
         if m is None:
             break
         total += _tokens(text[pos:m.start()]) * factor + _strings(text[pos:m.start()], node, scope) * factor
-        end = _span(text, m.end())
+        end = span(text, m.end())
         target = _resolve(m.group(1), node, scope)
         size = max_items(target) if isinstance(target, dict) else 1
         element = (target.get("items") if target.get("type") == "array" else target.get("additionalProperties")

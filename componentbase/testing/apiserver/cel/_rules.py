@@ -12,6 +12,7 @@ from typing import Any
 
 from ._cost import PER_RULE_LIMIT, Cost, cost_message, rule_cost
 from ._env import OLD_LIST, compile_expr
+from ._fields import undefined_field
 from ._values import Convert, converter
 
 __all__ = ["Found", "Node", "Rule", "build", "has_rules"]
@@ -64,7 +65,7 @@ def go_rule(rule: dict[str, Any]) -> str:
 def issues(err: Exception) -> str:
     """cel-cpp's status text as cel-go's Issues.String(): ``ERROR: <input>:1:6: ...``."""
     text = str(err)
-    text = re.sub(r"^[A-Z_]+: ", "", text)
+    text = re.sub(r"^[A-Z_]+: (?=ERROR: )", "", text)  # cel-cpp's status code before cel-go's issues
     return re.sub(r" \[[A-Z_]+\]$", "", text)
 
 
@@ -138,8 +139,17 @@ def _field_errors(node: dict[str, Any], rule: dict[str, Any], at: str, errors: l
     return resolved or ""
 
 
+def _compile(node: dict[str, Any], text: str, root: bool, with_old: bool = True) -> Any:
+    """``text`` compiled for ``node``; RuntimeError when cel-cpp's checker, or the schema's fields, refuse it."""
+    program = compile_expr(node, text, with_old=with_old)
+    issue = undefined_field(node, text, root)
+    if issue:
+        raise RuntimeError(issue)
+    return program
+
+
 def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrelatable: str, field_path: str,
-                  errors: list[Cause], cost: Cost) -> Rule | None:
+                  root: bool, errors: list[Cause], cost: Cost) -> Rule | None:
     """The rule compiled (None when it does not), with what kube's compilation refuses in ``errors``."""
     text = str(rule.get("rule") or "")
     uses_old = bool(_OLD_SELF.search(_STRINGS.sub("''", text)))
@@ -149,8 +159,10 @@ def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrela
             wrapped = (f"cel.bind(oldSelf, size({OLD_LIST}) == 0 ? optional.none() : optional.of({OLD_LIST}[0]), "
                        f"({text}))")
             program = compile_expr(node, wrapped, with_old=False)
+            if issue := undefined_field(node, text, root):
+                raise RuntimeError(issue)
         else:
-            program = compile_expr(node, text)
+            program = _compile(node, text, root)
     except RuntimeError as err:
         errors.append(("FieldValueInvalid", f"{at}.rule", f"Invalid value: {go_rule(rule)}: "
                        f"compilation failed: {issues(err)}"))
@@ -167,7 +179,7 @@ def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrela
     message = None
     if rule.get("messageExpression"):
         try:
-            message = compile_expr(node, str(rule["messageExpression"]))
+            message = _compile(node, str(rule["messageExpression"]), root)
             if message.return_type().name() not in ("STRING", "DYN"):
                 errors.append(("FieldValueInvalid", f"{at}.messageExpression",
                                f"Invalid value: {go_rule(rule)}: messageExpression must evaluate to a string"))
@@ -219,7 +231,7 @@ def build(schema: dict[str, Any], path: str, found: Found, cost: Cost, root: boo
     paths = [_field_errors(schema, rule, at, found.schema) for at, rule in rules]
     if len(found.schema) == sound:
         for (at, rule), field_path in zip(rules, paths, strict=True):
-            compiled = _compile_rule(schema, rule, at, uncorrelatable, field_path, found.cel, cost)
+            compiled = _compile_rule(schema, rule, at, uncorrelatable, field_path, root, found.cel, cost)
             if compiled is not None:
                 node.rules.append(compiled)
     return node
