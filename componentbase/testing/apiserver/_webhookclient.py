@@ -112,6 +112,9 @@ class WebhookClient:
         except OSError as err:
             raise CallError(f"dial tcp {_hostport(t.host, t.port)}: {err.strerror or err}") from None
         try:
+            # http.client sends the head and the body apart: with Nagle on, the body waits for the head's
+            # delayed ACK (40 ms a call); HTTPConnection.connect sets this itself, but the socket is ours
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             tls = _handshake(sock, t)
             conn = http.client.HTTPConnection(t.host, t.port, timeout=timeout)
             conn.sock = tls
