@@ -45,6 +45,7 @@ from componentbase.controller._ownership import (
     set_controller_reference,
     set_owner_reference,
 )
+from componentbase.controller._sharding import DuplicateShardError, ShardingConfig
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result, TerminalError
 from componentbase.informers import CacheSyncCheck  # the Manager's /readyz check (Manager.from_config fills it)
 
@@ -53,6 +54,7 @@ __all__ = [
     "CacheSyncCheck",
     "Cleanup",
     "Controller",
+    "DuplicateShardError",
     "Event",
     "FinalizerError",
     "Manager",
@@ -63,6 +65,7 @@ __all__ = [
     "Request",
     "Result",
     "Runnable",
+    "ShardingConfig",
     "Source",
     "TerminalError",
     "add_finalizer",

@@ -20,6 +20,7 @@ from componentbase.client import Fence, ObjectClient
 from componentbase.componentconfig import LeaderElectionConfiguration
 from componentbase.controller._cleanup import Cleanup, Finalizing
 from componentbase.controller._controller import Controller
+from componentbase.controller._sharding import Sharding, ShardingConfig
 from componentbase.controller._types import Reconciler
 from componentbase.controller._writes import WriteTracker
 from componentbase.events import EventBroadcaster, EventRecorder
@@ -116,7 +117,8 @@ class Manager:
                  resync: float = 0.0, sync_timeout: float = 120.0, on_lost: str = "exit",
                  identity: str | None = None, transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
                  inactivity_timeout: float | None = 180.0, watchdog: HealthzAdaptor | None = None,
-                 elector: LeaderElector | None = None, webhook_server: WebhookServer | None = None) -> None:
+                 elector: LeaderElector | None = None, webhook_server: WebhookServer | None = None,
+                 sharding: ShardingConfig | None = None) -> None:
         if on_lost not in ("exit", "standby"):
             raise ValueError(f'on_lost must be "exit" or "standby", not {on_lost!r}')
         #: The unfenced client: the cache reads and Events are sent with it (see the class docstring).
@@ -145,6 +147,11 @@ class Manager:
                 metrics.track(self.client)
         if elector is not None:
             self.fence.close_after(elector.leading_until)
+        #: With ``sharding`` (docs/sharding.md), the shard side: ``client`` is then fenced by the shard's Lease.
+        self.sharding = None if sharding is None else Sharding(
+            sharding, api_client=api_client, leader_client=self.client, cache=self.cache, metrics=metrics,
+            leader_election=self.leader_election, lease_client=lease_client, identity=identity)
+        self.client = self.client if self.sharding is None else self.sharding.client
         #: Any object by its apiVersion and kind, through ``client``: ``mgr.objects.patch(obj, {...})``.
         self.writes = WriteTracker()
         self.objects = ObjectClient(self.client, self.cache.mapper, on_write=self.writes.wrote)
@@ -184,6 +191,8 @@ class Manager:
     def informer(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "",
                  field_selector: str = "") -> SharedInformer:
         """The shared informer of any served kind; the manager starts it and waits for its sync."""
+        if self.sharding is not None:  # a sharded kind: only the objects labelled with this shard
+            label_selector = self.sharding.select(api_version, kind, namespace, label_selector)
         informer = self.cache.for_kind(api_version, kind, namespace, label_selector=label_selector,
                                        field_selector=field_selector)
         if id(informer) not in self._tracked:
@@ -268,6 +277,8 @@ class Manager:
             self.cache.start(stop)
             if not self._wait_for_sync(stop):
                 return 0 if stop.is_set() and not self._failed.is_set() else 1
+            if self.sharding is not None:  # leader-only work runs on each replica under its shard Lease
+                self._runnables = self.sharding.arrange(self._runnables, self._failed, self.cache.default_namespaces)
             everyone.start([r for r, leader in self._runnables if not leader], stop)
             if self.leader_election is None:
                 self._run_leader(stop, stop)

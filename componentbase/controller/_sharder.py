@@ -1,0 +1,268 @@
+"""The sharder: on the elected leader, it labels each object of the sharded kinds with the shard that owns it.
+
+It watches the ring's shard Leases and every object of the sharded kinds (metadata only: its cache is one
+label set per object, not the objects). A shard is live while its Lease names it as holder and has changed
+within its lease duration, judged on this process's monotonic clock from when the change was seen, as a
+leader election candidate judges a holder (never from another host's timestamps). Live shards make the ring.
+
+For an object of a sharded kind whose label is not the ring's choice:
+
+- unassigned (new, or let go by its shard): the label is set at once, so no shard ever sees it unlabelled;
+- assigned to a live shard: the drain label is set, and nothing else, until that shard acknowledges by
+  removing both labels; only then is the new shard's label set (timebertt/kubernetes-controller-sharding's
+  handover): a moving object is never in two shards' caches at once;
+- assigned to a shard that is gone (Lease released or expired): moved at once, since that shard's writes
+  are already refused by its own fence (its renew deadline passed before the Lease expired here).
+
+Objects the sharded objects control take their controller's label once it is set without drain, so they
+move with it. Every write carries the resourceVersion it was decided on: a change meanwhile is a conflict,
+retried from the cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from componentbase.client import NotLeader, ObjectClient, is_conflict, is_not_found
+from componentbase.controller._ring import HashRing
+from componentbase.controller._shardmetrics import ShardingMetrics
+from componentbase.controller._shardnames import RING_LABEL, SHARD_LABEL, ShardingConfig, object_key, owner_key
+from componentbase.informers import InformerFactory, SharedInformer, deleted_object
+from componentbase.workqueue import RateLimitingQueue, ShutDown, default_controller_rate_limiter
+
+__all__ = ["Sharder"]
+
+log = logging.getLogger("componentbase.controller.sharding")
+
+_OWNER_INDEX = "sharding-owner"
+Item = tuple[bool, int, str]  # (owned kind?, index of the kind, object key)
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the sharder keeps of an object: its kind, name, labels, owners and resourceVersion."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "namespace", "labels", "ownerReferences", "resourceVersion", "uid")
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": {k: meta[k] for k in keep if k in meta}}
+
+
+def _on_each_change(informer: SharedInformer, handle: Callable[[Any], None]) -> None:
+    informer.add_event_handler(on_add=handle, on_update=lambda _, new: handle(new), on_delete=handle)
+
+
+def _labels(obj: dict[str, Any] | None) -> dict[str, str]:
+    return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+
+
+class Sharder:
+    """A leader-only runnable: ``Manager`` adds it when sharding is on."""
+
+    needs_leader = True
+
+    def __init__(self, config: ShardingConfig, *, client: Any, api_client: Any, lease_namespace: str,
+                 namespace: Any, retry_period: float, metrics: ShardingMetrics) -> None:
+        self.config = config
+        self.name = f"sharder-{config.ring}"
+        self.client = client  # fenced by the leader election: a deposed sharder writes nothing
+        self.api_client = api_client
+        self.lease_namespace = lease_namespace
+        self.namespace = namespace
+        self.period = min(retry_period, 1.0)
+        self.metrics = metrics
+        self.ring = HashRing([], config.virtual_nodes)
+        self._seen: dict[str, tuple[tuple[Any, ...], float, str]] = {}  # lease -> (record, seen at, shard)
+        self._draining: dict[tuple[int, str], float] = {}
+        self._lock = threading.Lock()
+
+    # --- membership -----------------------------------------------------------------------------
+
+    def _lease_seen(self, lease: dict[str, Any]) -> None:
+        spec = lease.get("spec") or {}
+        meta = lease.get("metadata") or {}
+        record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseDurationSeconds"))
+        with self._lock:
+            old = self._seen.get(meta.get("name", ""))
+            if old is None or old[0] != record:
+                self._seen[meta.get("name", "")] = (record, time.monotonic(), (meta.get("labels") or {}).get(
+                    SHARD_LABEL, ""))
+
+    def _lease_gone(self, lease: Any) -> None:
+        with self._lock:
+            self._seen.pop((deleted_object(lease).get("metadata") or {}).get("name", ""), None)
+
+    def live_shards(self) -> set[str]:
+        """Shards whose Lease names them and changed within its duration, as seen from here."""
+        now = time.monotonic()
+        with self._lock:
+            return {shard for (holder, _, duration), seen, shard in self._seen.values()
+                    if shard and holder == shard and now < seen + float(duration or 0)}
+
+    def _orphans(self) -> list[str]:
+        """Leases of shards gone for longer than ``orphan_after``: deleted, as timebertt's sharder does."""
+        now = time.monotonic()
+        with self._lock:
+            return [name for name, ((holder, _, duration), seen, shard) in self._seen.items()
+                    if now > seen + float(duration or 0) + self.config.orphan_after or
+                    (holder != shard and now > seen + self.config.orphan_after)]
+
+    # --- the loop -------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        leases_factory = InformerFactory(self.api_client)
+        leases = leases_factory.for_kind("coordination.k8s.io/v1", "Lease", self.lease_namespace,
+                                         label_selector=f"{RING_LABEL}={self.config.ring}")
+        leases.add_event_handler(on_add=self._lease_seen, on_update=lambda _, new: self._lease_seen(new),
+                                 on_delete=self._lease_gone)
+        factory = InformerFactory(self.api_client, namespace=self.namespace, transform=_metadata)
+        self.objects = ObjectClient(self.client, factory.mapper)
+        self.mains = [factory.for_kind(av, kind) for av, kind in self.config.kinds]
+        self.owned = [factory.for_kind(av, kind) for av, kind in self.config.owned]
+        queue: RateLimitingQueue[Item] = RateLimitingQueue(default_controller_rate_limiter(), name=self.name)
+        self._watch(queue)
+        worker = threading.Thread(target=self._work, args=(queue,), name=self.name)
+        try:
+            leases_factory.start(stop)
+            factory.start(stop)
+            if not (leases_factory.wait_for_cache_sync(120.0) and factory.wait_for_cache_sync(120.0)):
+                return  # stopped (or a kind not listable: logged by its informer); leading again retries
+            self._tick(queue, leases_factory, stop)
+            worker.start()
+            while not stop.wait(self.period):
+                self._tick(queue, leases_factory, stop)
+        finally:
+            queue.shut_down()
+            if worker.is_alive():
+                worker.join()
+            factory.join(1.0)
+            leases_factory.join(1.0)
+
+    def _watch(self, queue: RateLimitingQueue[Item]) -> None:
+        def main_changed(i: int, obj: Any) -> None:
+            key = object_key(deleted_object(obj))
+            queue.add((False, i, key))
+            for owned_index, informer in enumerate(self.owned):
+                for child in informer.by_index(_OWNER_INDEX, f"{i}|{key}"):
+                    queue.add((True, owned_index, object_key(child)))
+
+        for i, informer in enumerate(self.mains):
+            _on_each_change(informer, functools.partial(main_changed, i))
+        kinds = self.config.kinds
+
+        def by_owner(obj: dict[str, Any]) -> list[str]:
+            found = owner_key(obj, kinds)
+            return [] if found is None else [f"{found[0]}|{found[1]}"]
+
+        def owned_changed(j: int, obj: Any) -> None:
+            queue.add((True, j, object_key(deleted_object(obj))))
+
+        for j, informer in enumerate(self.owned):
+            informer.add_indexers({_OWNER_INDEX: by_owner})
+            _on_each_change(informer, functools.partial(owned_changed, j))
+
+    def _tick(self, queue: RateLimitingQueue[Item], leases: InformerFactory, stop: threading.Event) -> None:
+        """Judge the shards' Leases again (an expiry is no event); a new ring re-checks every object."""
+        live = self.live_shards()
+        if live != self.ring.shards:
+            log.info("ring %s: live shards %s (were %s)", self.config.ring, sorted(live) or "none",
+                     sorted(self.ring.shards) or "none")
+            self.ring = HashRing(live, self.config.virtual_nodes)
+            self.metrics.ring_shards(len(live))
+            for owned, informers in ((False, self.mains), (True, self.owned)):
+                for i, informer in enumerate(informers):
+                    for obj in informer.list():
+                        queue.add((owned, i, object_key(obj)))
+        for name in self._orphans():
+            if stop.is_set():
+                return
+            self._delete_lease(name)
+
+    def _delete_lease(self, name: str) -> None:
+        with self._lock:
+            self._seen.pop(name, None)
+        ref = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+               "metadata": {"name": name, "namespace": self.lease_namespace}}
+        try:
+            self.objects.delete(ref)
+            log.info("ring %s: deleted the lease of a shard gone for %gs: %s", self.config.ring,
+                     self.config.orphan_after, name)
+        except Exception as err:  # the next tick sees the lease again if it is still there
+            log.debug("deleting orphaned shard lease %s: %s", name, err)
+
+    def _work(self, queue: RateLimitingQueue[Item]) -> None:
+        while True:
+            try:
+                item = queue.get()
+            except ShutDown:
+                return
+            try:
+                self._sync(item)
+                queue.forget(item)
+            except NotLeader:
+                queue.forget(item)  # leadership is ending: the run stops next
+            except Exception as err:  # an API error: retried with backoff
+                if is_not_found(err):
+                    queue.forget(item)
+                else:
+                    level = logging.DEBUG if is_conflict(err) else logging.ERROR
+                    log.log(level, "ring %s: assigning %s: %s", self.config.ring, item[2], err)
+                    queue.add_rate_limited(item)
+            finally:
+                queue.done(item)
+
+    # --- one object -----------------------------------------------------------------------------
+
+    def _patch(self, obj: dict[str, Any], labels: dict[str, str | None]) -> None:
+        meta = obj["metadata"]
+        ref = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+               "metadata": {"name": meta["name"], **({"namespace": meta["namespace"]} if meta.get("namespace")
+                                                      else {})}}
+        self.objects.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": labels}})
+
+    def _sync(self, item: Item) -> None:
+        owned, i, key = item
+        if owned:
+            self._sync_owned(i, key)
+            return
+        obj = self.mains[i].get(key)
+        shard_label, drain_label = self.config.shard_label, self.config.drain_label
+        if obj is None:
+            self._draining.pop((i, key), None)
+            return
+        labels, ring = _labels(obj), self.ring
+        desired, current = ring.shard_for(key), labels.get(shard_label, "")
+        if not desired or (current == desired and drain_label not in labels):
+            return
+        kind = self.config.kinds[i][1]
+        if current == desired:  # drained, then the ring changed back: it may stay
+            self._patch(obj, {drain_label: None})
+        elif current and current in ring.shards:  # a live shard holds it: ask it to let go first
+            if drain_label not in labels:
+                self._patch(obj, {drain_label: "true"})
+                self._draining.setdefault((i, key), time.monotonic())
+                self.metrics.drain_started(kind)
+        else:  # unassigned, acknowledged, or its shard is gone
+            self._patch(obj, {shard_label: desired, drain_label: None})
+            self.metrics.assigned(kind, moved=bool(current))
+            started = self._draining.pop((i, key), None)
+            if started is not None:
+                self.metrics.drain_finished(time.monotonic() - started)
+
+    def _sync_owned(self, j: int, key: str) -> None:
+        obj = self.owned[j].get(key)
+        found = None if obj is None else owner_key(obj, self.config.kinds)
+        if obj is None or found is None:
+            return
+        owner = self.mains[found[0]].get(found[1])
+        owner_labels = _labels(owner)
+        target = owner_labels.get(self.config.shard_label, "")
+        if not target or self.config.drain_label in owner_labels:
+            return  # the owner is between shards: its objects wait for its new one
+        current = _labels(obj).get(self.config.shard_label, "")
+        if current != target:
+            self._patch(obj, {self.config.shard_label: target})
+            self.metrics.assigned(self.config.owned[j][1], moved=bool(current))
