@@ -28,9 +28,9 @@ from componentbase_examples.scheduler.framework import (
     CycleState,
     Framework,
     NodeToStatus,
+    PluginError,
     PostFilterResult,
     PreFilterResult,
-    StateNotFound,
     Status,
 )
 from componentbase_examples.scheduler.nominator import Nominator
@@ -328,7 +328,7 @@ def prioritize(fw: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeI
     for plugin in plugins:
         try:
             scores = plugin.score(state=state, pod=pod, nodes=nodes)
-        except StateNotFound as e:  # its PreScore is disabled in the profile
+        except PluginError as e:  # e.g. its PreScore is disabled in the profile (StateNotFound)
             raise ScoreError(f'running Score plugins: plugin "{plugin.name}" failed with: {e}') from e
         if plugin.normalize is not None:
             plugin.normalize(state=state, pod=pod, nodes=nodes, scores=scores)

@@ -25,6 +25,7 @@ __all__ = [
     "Code",
     "CycleState",
     "NodeToStatus",
+    "PluginError",
     "PostFilterResult",
     "PreFilterResult",
     "SchedulerHooks",
@@ -37,7 +38,12 @@ MAX_NODE_SCORE = 100
 #: The entry point group through which a package adds scheduler plugins.
 ENTRY_POINT_GROUP = "componentbase.scheduler.plugins"
 
-class StateNotFound(Exception):
+class PluginError(Exception):
+    """A plugin failed (kube's ``Error`` status from Score, which returns scores here): the attempt fails with
+    its message, without a traceback."""
+
+
+class StateNotFound(PluginError):
     """A plugin read what an earlier extension point of its own did not write (that point is disabled in
     the profile): kube's "not found" cycle-state error, which fails the attempt without a traceback."""
 

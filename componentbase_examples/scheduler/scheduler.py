@@ -45,9 +45,9 @@ from componentbase_examples.scheduler.framework import (
     CycleState,
     Framework,
     Handle,
+    PluginError,
     Registry,
     RegistryError,
-    StateNotFound,
     Status,
 )
 from componentbase_examples.scheduler.handlers import SchedulerHandlers, is_assigned
@@ -213,7 +213,7 @@ class Scheduler:
         except NoNodesAvailable as e:
             self._failed(fw, qp, cycle, UNSCHEDULABLE, str(e), (), start=start)
             return True
-        except (ExtenderError, ScoreError, StateNotFound) as e:  # kube's error status, no traceback
+        except (ExtenderError, ScoreError, PluginError) as e:  # kube's error status, no traceback
             self._failed(fw, qp, cycle, SCHEDULER_ERROR, str(e), (), error=True, start=start)
             return True
         except Exception as e:  # a plugin's bug fails this attempt, not the scheduler

@@ -1,14 +1,16 @@
 """Helpers the default plugins share: toleration matching, node and pod label selectors, score normalization.
 
 Semantics follow k8s.io/api's ``Toleration.ToleratesTaint`` and component-helpers' ``nodeaffinity``: a
-selector requirement that cannot be parsed (``In`` without values, ``Gt`` with a non-integer) makes its
-term match nothing, as upstream ignores terms that fail to parse.
+node selector term is parsed as ``labels.NewRequirement`` parses it (a qualified key, label values, the
+operator's rule: ``In`` without values, ``Gt`` with a non-integer); a required term that does not parse
+matches nothing, as upstream ignores its error, and a preferred one is an error (``PreferredTerms.error``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -48,24 +50,48 @@ _key_errors = functools.lru_cache(maxsize=4096)(validation.qualified_name)
 _value_errors = functools.lru_cache(maxsize=4096)(validation.label_value)
 
 
-def _new_requirement(key: str, op: str, values: list[str]) -> Requirement:
-    """``labels.NewRequirement``: the key must be a qualified name, each value a label value (kube's words)."""
+def _requirement_errors(key: str, op: str, values: list[str], path: field.Path) -> list[str]:
+    """``labels.NewRequirement``'s errors at ``path``: the key a qualified name, the operator's rule on the
+    values, each value a label value (apimachinery returns them all, aggregated)."""
     errs: list[str] = []
     key_errs = _key_errors(key)
     if key_errs:
-        errs.append(str(field.invalid(field.Path("key"), key, "; ".join(key_errs))))
+        errs.append(str(field.invalid(path.child("key"), key, "; ".join(key_errs))))
+    vpath = path.child("values")
     if op in ("In", "NotIn"):
         if not values:
-            errs.append("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
+            errs.append(str(field.invalid(vpath, values, "for 'in', 'notin' operators, values set can't be empty")))
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            errs.append("values: Invalid value: values set must be empty for exists and does not exist")
-    else:
-        raise SelectorError(f'"{op}" is not a valid label selector operator')
+            errs.append(str(field.invalid(vpath, values, "values set must be empty for exists and does not exist")))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(str(field.invalid(vpath, values, "for 'Gt', 'Lt' operators, exactly one value is required")))
+        errs += [str(field.invalid(vpath.index(i), v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+                 for i, v in enumerate(values) if _go_int(v) is None]
     for i, value in enumerate(values):
         value_errs = _value_errors(value)
         if value_errs:
-            errs.append(str(field.invalid(field.Path("values").index(i).key(key), value, "; ".join(value_errs))))
+            errs.append(str(field.invalid(vpath.index(i).key(key), value, "; ".join(value_errs))))
+    return errs
+
+
+def _go_int(text: str) -> int | None:
+    """Go's ``strconv.ParseInt(text, 10, 64)``: a sign and decimal digits in int64's range, else ``None``."""
+    if not _INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 63) else None
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _new_requirement(key: str, op: str, values: list[str]) -> Requirement:
+    """``labels.NewRequirement`` for a pod label selector (kube's words); raises ``SelectorError``."""
+    if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+        raise SelectorError(f'"{op}" is not a valid label selector operator')
+    errs = _requirement_errors(key, op, values, field.Path())
     if errs:
         raise SelectorError(_aggregate(errs))
     return key, op, frozenset(values)
@@ -125,68 +151,80 @@ def _never(node: NodeInfo) -> bool:
     return False
 
 
-def _label_matcher(expr: Mapping[str, Any]) -> Matcher | None:
+def _label_matcher(expr: Mapping[str, Any]) -> Matcher:
+    """A parsed ``matchExpressions`` entry (``term_errors`` has found none in it)."""
     key = expr.get("key", "")
     op = expr.get("operator", "")
-    values = list(expr.get("values") or ())
+    values = [str(v) for v in expr.get("values") or ()]
     if op in ("In", "NotIn"):
-        if not values:
-            return None
         wanted = frozenset(values)
         if op == "In":
             return lambda n: n.labels.get(key) in wanted
         return lambda n: n.labels.get(key) not in wanted
-    if op in ("Exists", "DoesNotExist"):
-        if values:
-            return None
-        if op == "Exists":
-            return lambda n: key in n.labels
+    if op == "Exists":
+        return lambda n: key in n.labels
+    if op == "DoesNotExist":
         return lambda n: key not in n.labels
-    if op in ("Gt", "Lt"):
-        if len(values) != 1:
-            return None
-        try:
-            bound = int(values[0])
-        except ValueError:
-            return None
-        return _compare(key, bound, op == "Gt")
-    return None
+    bound = _go_int(values[0])
+    assert bound is not None
+    return _compare(key, bound, op == "Gt")
 
 
 def _compare(key: str, bound: int, greater: bool) -> Matcher:
     def match(n: NodeInfo) -> bool:
-        try:
-            have = int(n.labels[key])
-        except (KeyError, ValueError):
+        have = _go_int(n.labels.get(key, "")) if key in n.labels else None
+        if have is None:
             return False
         return have > bound if greater else have < bound
 
     return match
 
 
-def _field_matcher(expr: Mapping[str, Any]) -> Matcher | None:
-    """``matchFields`` knows one field, ``metadata.name``, with ``In``/``NotIn`` of exactly one value."""
-    values = list(expr.get("values") or ())
-    if expr.get("key") != "metadata.name" or len(values) != 1:
-        return None
-    name = values[0]
+def _field_matcher(expr: Mapping[str, Any]) -> Matcher:
+    """A parsed ``matchFields`` entry: a node has one field, ``metadata.name``; any other reads as empty."""
+    key, value = expr.get("key"), str((expr.get("values") or ("",))[0])
+    if key != "metadata.name":
+        return (lambda n: value == "") if expr.get("operator") == "In" else (lambda n: value != "")
     if expr.get("operator") == "In":
-        return lambda n: n.name == name
-    if expr.get("operator") == "NotIn":
-        return lambda n: n.name != name
-    return None
+        return lambda n: n.name == value
+    return lambda n: n.name != value
+
+
+def term_errors(term: Mapping[str, Any], path: field.Path) -> list[str]:
+    """What component-helpers' ``newNodeSelectorTerm`` finds wrong in a ``NodeSelectorTerm``, each with its
+    path under ``path``: a label requirement ``labels.NewRequirement`` refuses, an operator it does not know, a
+    ``matchFields`` entry not ``In``/``NotIn`` of one value."""
+    errs: list[str] = []
+    for i, expr in enumerate(term.get("matchExpressions") or ()):
+        epath = path.child("matchExpressions").index(i)
+        op = str(expr.get("operator", ""))
+        if op not in _LABEL_OPERATORS:
+            errs.append(str(field.FieldError(field.ErrorType.NOT_SUPPORTED, epath.child("operator"), op)))
+            continue
+        errs += _requirement_errors(str(expr.get("key", "")), op, [str(v) for v in expr.get("values") or ()],
+                                    epath)
+    for i, expr in enumerate(term.get("matchFields") or ()):
+        fpath = path.child("matchFields").index(i)
+        op = str(expr.get("operator", ""))
+        values = list(expr.get("values") or ())
+        if op not in ("In", "NotIn"):
+            errs.append(str(field.not_supported(fpath.child("operator"), op, ("In", "NotIn"))))
+        elif len(values) != 1:
+            errs.append(str(field.invalid(fpath.child("values"), values, "must have one element")))
+    return errs
+
+
+_LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
 def compile_term(term: Mapping[str, Any]) -> Matcher:
-    """One ``NodeSelectorTerm``: all its expressions and fields hold; an empty term matches nothing."""
+    """One ``NodeSelectorTerm``: all its expressions and fields hold; an empty term, or one that does not
+    parse (``term_errors``), matches nothing, as upstream's required affinity ignores parse errors."""
     exprs = list(term.get("matchExpressions") or ())
     fields = list(term.get("matchFields") or ())
-    if not exprs and not fields:
+    if (not exprs and not fields) or term_errors(term, field.Path()):
         return _never
-    matchers = [_label_matcher(e) for e in exprs] + [_field_matcher(f) for f in fields]
-    if any(m is None for m in matchers):
-        return _never
-    checks: list[Matcher] = [m for m in matchers if m is not None]
+    checks = [_label_matcher(e) for e in exprs] + [_field_matcher(f) for f in fields]
     if len(checks) == 1:
         return checks[0]
     return lambda n: all(check(n) for check in checks)
@@ -232,11 +270,19 @@ class RequiredNodeAffinity:
 
 
 class PreferredTerms:
-    """``preferredDuringSchedulingIgnoredDuringExecution``: a node scores the weights of the terms it matches."""
+    """``preferredDuringSchedulingIgnoredDuringExecution``: a node scores the weights of the terms it matches.
+
+    As component-helpers' ``NewPreferredSchedulingTerms``, terms of weight 0 or with no requirement are left
+    out, and a term that does not parse is an error (``error``, its message, paths from ``[i]``), which
+    NodeAffinity's PreScore and Score report, where a required term's would only match nothing.
+    """
 
     def __init__(self, terms: Iterable[Mapping[str, Any]]) -> None:
-        self.terms = [(int(t.get("weight") or 0), compile_term(t.get("preference") or {})) for t in terms]
-        self.terms = [(w, m) for w, m in self.terms if w != 0]
+        kept = [(i, int(t.get("weight") or 0), t.get("preference") or {}) for i, t in enumerate(terms)]
+        kept = [(i, w, p) for i, w, p in kept if w != 0 and (p.get("matchExpressions") or p.get("matchFields"))]
+        errs = [e for i, _, p in kept for e in term_errors(p, field.Path().index(i))]
+        self.error = _aggregate(errs) if errs else ""
+        self.terms = [] if errs else [(w, compile_term(p)) for _, w, p in kept]
 
     def score(self, node: NodeInfo) -> int:
         return sum(w for w, match in self.terms if match(node))

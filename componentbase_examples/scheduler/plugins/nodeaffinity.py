@@ -3,6 +3,8 @@
 ``addedAffinity`` in the plugin args applies to every pod of the profile, as upstream's NodeAffinityArgs.
 A required term that only names nodes (``matchFields`` ``metadata.name In``) narrows the nodes filtered
 at all (PreFilter), so the others are reported as ``node(s) didn't satisfy plugin(s) [NodeAffinity]``.
+Terms are parsed as component-helpers does (``helpers.term_errors``): a required term that does not parse
+matches no node (Filter's UnschedulableAndUnresolvable), a preferred one fails PreScore with its message.
 """
 
 from __future__ import annotations
@@ -10,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 import componentbase
-from componentbase_examples.scheduler.framework import SKIP, Code, CycleState, Plugin, PreFilterResult, Status
+from componentbase_examples.scheduler.framework import (
+    SKIP,
+    Code,
+    CycleState,
+    Plugin,
+    PluginError,
+    PreFilterResult,
+    Status,
+)
 from componentbase_examples.scheduler.plugins.args import NodeAffinityArgs
 from componentbase_examples.scheduler.plugins.helpers import (
     NodeSelector,
@@ -102,11 +112,16 @@ class NodeAffinity(Plugin):
         return passed
 
     @componentbase.hookimpl
-    def scheduler_pre_score(self, state: CycleState, pod: PodInfo) -> Status | None:
+    def scheduler_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        if not nodes:
+            return None
         preferred = _preferred(pod)
+        terms = PreferredTerms(preferred)
+        if terms.error:  # kube's getPodPreferredNodeAffinity error, as an Error status
+            return Status(Code.ERROR, terms.error, plugin=self.name)
         if not preferred and self.added_preferred is None:
             return SKIP
-        state[self.name + "/score"] = PreferredTerms(preferred)
+        state[self.name + "/score"] = terms
         return None
 
     @componentbase.hookimpl
@@ -114,6 +129,8 @@ class NodeAffinity(Plugin):
         terms: PreferredTerms | None = state.get(self.name + "/score")
         if terms is None:  # PreScore disabled: the pod's preferred terms parsed here, as kube's Score does
             terms = PreferredTerms(_preferred(pod))
+            if terms.error:
+                raise PluginError(terms.error)
         added = self.added_preferred
         if added is None:
             return terms.scores(nodes)
