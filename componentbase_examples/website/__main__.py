@@ -59,4 +59,4 @@ def setup(mgr: Manager) -> None:
 
 
 if __name__ == "__main__":
-    controller_command("website", setup).main()
+    controller_command("website", setup, short="website: serves each Website from a Deployment it owns.").main()
