@@ -65,6 +65,7 @@ QUOTES = [
     ("leaderelection.md", r"against its target \(at most [\d.]+, ([\d.]+) and", "leader_failover.py", "graceful"),
     ("leaderelection.md", r"against its target \(at most [\d.]+, [\d.]+ and ([\d.]+);", "leader_failover.py",
      "requests"),
+    ("webhooks.md", r"CPU per review on kept-alive connections \(target at most ([\d.]+) ms\)", "webhooks.py", None),
 ]
 
 

@@ -58,3 +58,10 @@ def test_the_api_server_cpu_benchmark_charges_each_kind_of_request() -> None:
     kinds = re.search(r"median: +create ([\d.]+), patch ([\d.]+), bind\+event ([\d.]+), get ([\d.]+), "
                       r"watch event ([\d.]+) ms server CPU per request", out)
     assert kinds is not None, out
+
+
+def test_the_webhook_benchmark_charges_the_webhook_server_per_review() -> None:
+    out = _run("benchmarks/webhooks.py", "--objects=20", "--rounds=1", verdicts=1)
+    assert "20 creates each way in 1 rounds" in out and re.search(r"ratio \(time with webhooks / without\): [\d.]+",
+                                                                  out), out
+    assert re.search(r"\(a\) webhook server CPU per call through the loopback server, .*: [\d.]+ ms", out), out
