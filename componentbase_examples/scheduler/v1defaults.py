@@ -5,7 +5,8 @@ set per extension point (``mergePlugins``; a default named in ``enabled`` is re-
 ``disabled`` drops it, ``"*"`` drops all), then every enabled plugin whose args type is known here (the
 default plugins', as kube's in-tree scheme) gets a ``pluginConfig`` entry with its defaulted args, in name
 order, and the args already given are defaulted. So ``--write-config-to`` shows what the scheduler runs.
-Weights are written as kube writes them (its internal ``int32``): ``0`` for a plugin that names none.
+A plugin that names no weight keeps none (v1's ``*int32``, left out when written), as upstream's defaulted
+v1 config: ``weight: 0`` would read back as an explicit zero.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def _merge(defaults: list[profileconfig.Plugin], custom: profileconfig.PluginSet
     the other custom entries; the disabled list is kept, names only."""
     enabled, _ = profileconfig.merge_plugin_set(defaults, custom)
     disabled = [profileconfig.Plugin(name=p.name) for p in custom.disabled]
-    weighted = [profileconfig.Plugin(name=p.name, weight=p.weight or Int32(0)) for p in enabled]
-    return profileconfig.PluginSet(enabled=weighted, disabled=disabled)
+    kept = [profileconfig.Plugin(name=p.name, weight=p.weight) for p in enabled]
+    return profileconfig.PluginSet(enabled=kept, disabled=disabled)
 
 
 def _drop_nulls(value: Any) -> Any:

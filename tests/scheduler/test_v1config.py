@@ -22,13 +22,15 @@ pytestmark = pytest.mark.unit
 V1 = "kubescheduler.config.k8s.io/v1"
 HEADER = f"apiVersion: {V1}\nkind: KubeSchedulerConfiguration\n"
 
-#: kube-scheduler's default multiPoint set (v1 getDefaultPlugins), in its order, with its weights.
-KUBE_MULTI_POINT = [
-    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3),
-    ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0),
-    ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-    ("DynamicResources", 2), ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
-    ("DefaultBinder", 0), ("NodeDeclaredFeatures", 0),
+#: kube-scheduler's default multiPoint set (v1 getDefaultPlugins), in its order, with its weights: a plugin
+#: upstream names no weight for has none in the defaulted v1 config (defaults_test.go), not 0.
+KUBE_MULTI_POINT: list[tuple[str, int | None]] = [
+    ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 2), ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),
 ]
 CPU_MEMORY = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 #: kube's defaulted pluginConfig (defaults_test.go's pluginConfigs), by plugin, apiVersion and kind left out.
@@ -117,7 +119,7 @@ def test_two_profiles_keep_their_own_plugins_and_args() -> None:
     assert [pc.name for pc in first.plugin_config][1:] == [n for n in KUBE_PLUGIN_CONFIG if n in HERE]
     assert second.plugins is not None
     assert [p.name for p in second.plugins.multi_point.enabled] == [n for n, _ in KUBE_MULTI_POINT if n in HERE]
-    assert [(p.name, p.weight) for p in second.plugins.bind.enabled] == [("BarPlugin", 0)]
+    assert [(p.name, p.weight) for p in second.plugins.bind.enabled] == [("BarPlugin", None)]
     assert [p.name for p in second.plugins.bind.disabled] == ["DefaultBinder"]
 
 
