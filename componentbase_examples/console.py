@@ -38,7 +38,8 @@ def hello() -> None:
 
         hello_setup(mgr)
 
-    controller_command("hello", setup).main()
+    # --sharded: replicas share the labelled ConfigMaps (docs/sharding.md)
+    controller_command("hello", setup, shard_kinds=[("v1", "ConfigMap")], shard_selector="hello=true").main()
 
 
 def demo() -> None:

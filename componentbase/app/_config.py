@@ -64,6 +64,8 @@ class Config:
     #: The namespaces a ``Manager`` built from this config caches namespaced kinds from (``--namespace``);
     #: empty for all namespaces.
     namespaces: list[str] = attrs.field(factory=list)
+    #: ``--sharded``: a ``Manager`` built from this config runs as one shard of its ring (docs/sharding.md).
+    sharded: bool = False
     #: Set by ``run_component`` while it elects for a work not marked ``elects_leader``: the running
     #: ``LeaderElector``. A ``Manager`` built from this config then elects no second time and fences by it.
     leader_elector: Any = None

@@ -11,8 +11,9 @@ on ``manager.webhooks`` (on every replica), elects the leader (sync first: a hot
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -33,6 +34,8 @@ from componentbase.util import field, validation
 from componentbase.webhook import WebhookOptions
 
 __all__ = ["DEFAULT_SECURE_PORT", "ControllerOptions", "controller_command"]
+
+log = logging.getLogger("componentbase.app")
 
 #: The HTTPS port of ``/healthz``, ``/readyz``, ``/metrics``: the one kubebuilder's scaffold serves its secure
 #: metrics on (kube-controller-manager's 10257 would clash with it on a control-plane node's host network).
@@ -62,6 +65,10 @@ class ControllerOptions(Options):
         "namespace", "Namespace to cache and reconcile namespaced objects in; repeat the flag or separate names "
         "with commas for several (one watch each). All namespaces when not given; cluster-scoped kinds are "
         "not affected.", factory=list)
+    sharded: bool = flag(
+        "sharded", "Run as one shard of this controller's ring: each replica holds a shard Lease and reconciles "
+        "only the objects the sharder (on the elected leader) labels with its shard; needs --leader-elect.",
+        default=False)
     serving: ServingOptions = attrs.field(factory=lambda: ServingOptions.for_component(DEFAULT_SECURE_PORT,
                                                                                       "controller"))
     leader_election: LeaderElectionOptions = attrs.field(factory=LeaderElectionOptions)
@@ -74,6 +81,8 @@ class ControllerOptions(Options):
                                                                          field.Path("leaderElection"))]
         if self.kube_api_burst < 0:
             errs.append(ValueError(f"--kube-api-burst {self.kube_api_burst} must not be negative"))
+        if self.sharded and not self.leader_election.configuration.leader_elect:
+            errs.append(ValueError("--sharded needs --leader-elect: the sharder assigning objects runs on the leader"))
         for namespace in self.namespaces:
             errs.extend(ValueError(f'--namespace "{namespace}": {e}') for e in validation.dns1123_label(namespace))
         return errs
@@ -85,6 +94,7 @@ class ControllerOptions(Options):
         config.master = self.master
         config.leader_election = self.leader_election.configuration
         config.namespaces = list(dict.fromkeys(self.namespaces))
+        config.sharded = self.sharded
         if config.secure_serving is not None:
             from componentbase.controller import CacheSyncCheck  # the runtime machinery: not on the --help path
 
@@ -98,11 +108,15 @@ class ControllerOptions(Options):
 
 def controller_command(name: str, setup: Callable[[Any], None], *, short: str = "",
                        leader_elect: bool = True, lease_namespace: str = "kube-system",
-                       secure_port: int = DEFAULT_SECURE_PORT) -> Command:
+                       secure_port: int = DEFAULT_SECURE_PORT,
+                       shard_kinds: Sequence[tuple[str, str]] = (), shard_owned: Sequence[tuple[str, str]] = (),
+                       shard_selector: str = "") -> Command:
     """A ``Command`` running the controllers ``setup(manager)`` adds to a ``componentbase.controller.Manager``.
 
     Leader election is on by default, on a Lease named after the component; serving on ``secure_port``
-    (``--secure-port``; 0 turns it off), its generated certificate files named after the component.
+    (``--secure-port``; 0 turns it off), its generated certificate files named after the component. With
+    ``--sharded``, the ``shard_kinds`` (``[("v1", "ConfigMap")]``; their objects matching ``shard_selector``) and
+    the ``shard_owned`` kinds they control are sharded across the replicas on a ring named after the component.
     """
     le = LeaderElectionConfiguration(leader_elect=leader_elect, resource_name=name,
                                      resource_namespace=lease_namespace)
@@ -110,9 +124,14 @@ def controller_command(name: str, setup: Callable[[Any], None], *, short: str = 
                                 serving=ServingOptions.for_component(secure_port, name))
 
     def run(completed: CompletedConfig[Any], stop: threading.Event) -> int:
-        from componentbase.controller import Manager  # the runtime machinery: not on the --help path
+        from componentbase.controller import Manager, ShardingConfig  # the runtime: not on the --help path
 
-        manager = Manager.from_config(completed, webhook_options=options.webhook)
+        if completed.config.sharded and not shard_kinds:
+            log.error("--sharded: %s names no kinds to shard (controller_command's shard_kinds)", name)
+            return 1
+        sharding = ShardingConfig(ring=name, kinds=shard_kinds, owned=shard_owned, selector=shard_selector) \
+            if completed.config.sharded else None
+        manager = Manager.from_config(completed, webhook_options=options.webhook, sharding=sharding)
         setup(manager)
         return manager.run(stop)
 

@@ -120,7 +120,7 @@ class Sharder:
                                  on_delete=self._lease_gone)
         factory = InformerFactory(self.api_client, namespace=self.namespace, transform=_metadata)
         self.objects = ObjectClient(self.client, factory.mapper)
-        self.mains = [factory.for_kind(av, kind) for av, kind in self.config.kinds]
+        self.mains = [factory.for_kind(av, kind, label_selector=self.config.selector) for av, kind in self.config.kinds]
         self.owned = [factory.for_kind(av, kind) for av, kind in self.config.owned]
         queue: RateLimitingQueue[Item] = RateLimitingQueue(default_controller_rate_limiter(), name=self.name)
         self._watch(queue)

@@ -43,7 +43,8 @@ class ShardingConfig:
     their owner's shard. ``ring`` names the label keys and the shard Leases (at most 63 characters, a DNS
     label); the Leases live in ``lease_namespace`` (the leader election's by default). ``shard`` is this
     replica's name (its identity, made a DNS label, by default); ``orphan_after`` is how long the sharder keeps
-    the Lease of a shard gone (released or expired) before deleting it.
+    the Lease of a shard gone (released or expired) before deleting it. ``selector`` (a label selector) limits
+    the objects of ``kinds`` the sharder labels: the ones the controllers watch (hello's ``hello=true``).
     """
 
     ring: str
@@ -53,6 +54,7 @@ class ShardingConfig:
     lease_namespace: str = ""
     shard: str = ""
     orphan_after: float = 60.0
+    selector: str = ""
 
     def errors(self) -> list[str]:
         errs = []
