@@ -1,5 +1,6 @@
-"""CRD validation rules as a user of the real kubectl sees them: a GatewayClass of the Gateway API whose
-immutable field is changed, and a CRD whose rule does not compile, each refused with kube's words."""
+"""CEL as a user of the real kubectl sees it: a GatewayClass of the Gateway API whose immutable field is
+changed, a CRD whose rule does not compile, and ValidatingAdmissionPolicies' warning and denial, each in
+kube's words."""
 
 from __future__ import annotations
 
@@ -63,3 +64,29 @@ def test_kubectl_is_refused_a_crd_whose_rule_does_not_compile(server: LoopbackAP
         "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input "
         "'<EOF>' expecting")
     assert kubectl_at(server.kubeconfig_path, "get", "crd", "brokens.example.com", check=False).returncode == 1
+
+
+def test_kubectl_shows_a_policys_warning_and_denial(server: LoopbackAPIServer, kubectl_at: KubectlAt,
+                                                    tmp_path: Path) -> None:
+    def kubectl(*args: str, check: bool = True) -> Any:
+        return kubectl_at(server.kubeconfig_path, *args, check=check)
+
+    rules = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}
+    for name, actions, expression in (("warned", ["Warn"], "object.metadata.name != 'w'"),
+                                      ("denied", ["Deny"], "object.metadata.name != 'd'")):
+        kubectl("apply", "-f", _file(tmp_path, {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {"matchConstraints": {"resourceRules": [rules]},
+                     "validations": [{"expression": expression, "message": "not " + name}]}}))
+        kubectl("apply", "-f", _file(tmp_path, {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": f"{name}-binding"}, "spec": {"policyName": name, "validationActions": actions}}))
+    done = kubectl("create", "configmap", "w")
+    assert done.stderr.strip() == ("Warning: Validation failed for ValidatingAdmissionPolicy 'warned' with binding "
+                                   "'warned-binding': not warned")
+    done = kubectl("create", "configmap", "d", check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ('error: failed to create configmap: configmaps "d" is forbidden: '
+                                   "ValidatingAdmissionPolicy 'denied' with binding 'denied-binding' denied request: "
+                                   "not denied")

@@ -27,6 +27,7 @@ from ._gc import Collector
 from ._immutable import prepare_update, update_errors
 from ._json import loads
 from ._listing import list_reply, selectors_of
+from ._policies import PolicyAdmission
 from ._priority import admit_priority
 from ._rv import refuse_resource_version_on_create
 from ._subresources import (
@@ -153,6 +154,7 @@ class Rest:
             update_errors(res, obj, old) if old is not None else []) + validate(res, obj))
         if res.key == CRD_KEY:
             obj = self.crds.admit(obj, old)
+        PolicyAdmission(self.store, self.registry).admit(req, res, obj, old)  # before the validating webhooks
         return self.webhooks.validate(req, obj, old)
 
     def _commit(self, req: Request, cur: Entry, new: dict[str, Any]) -> Entry:

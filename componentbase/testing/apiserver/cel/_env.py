@@ -20,7 +20,7 @@ from cel_expr_python.ext import ext_bindings, ext_math, ext_optional  # type: ig
 from ._k8slib import K8S_FUNCTIONS
 from ._strings import LIST_FUNCTIONS, STRING_FUNCTIONS, CelError
 
-__all__ = ["OLD_LIST", "CelError", "cel_type", "compile_expr", "env_for"]
+__all__ = ["OLD_LIST", "CelError", "cel_type", "compile_expr", "env_for", "policy_env"]
 
 T = cel.Type
 #: the variable optionalOldSelf rules read oldSelf from: a list of zero or one old value
@@ -101,6 +101,17 @@ def compile_expr(node: dict[str, Any], expression: str, with_old: bool = True) -
     name = _type_name(self_type)
     _TYPES.setdefault(name, self_type)
     return env_for(name, with_old).compile(expression)
+
+
+@functools.lru_cache(maxsize=1)
+def policy_env() -> Any:
+    """The environment of ValidatingAdmissionPolicy expressions: the request's objects, params and
+    namespace as ``dyn``, ``request`` and ``variables`` as maps (kube also declares ``authorizer``)."""
+    dyn_map = T.Map(T.STRING, T.DYN)
+    variables = {"object": T.DYN, "oldObject": T.DYN, "params": T.DYN, "namespaceObject": T.DYN,
+                 "request": dyn_map, "variables": dyn_map}
+    return cel.NewEnv(variables=variables, functions=_FUNCTIONS,
+                      extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings(), ext_math.ExtMath()])
 
 
 def _type_name(t: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from ._env import OLD_LIST
 from ._rules import Node, Rule
 
-__all__ = ["validate"]
+__all__ = ["go_error", "validate"]
 
 Cause = tuple[str, str, str]
 _MISSING: Any = object()
@@ -26,7 +26,7 @@ _RUNTIME = [
 ]
 
 
-def _go_error(text: str) -> str:
+def go_error(text: str) -> str:
     """cel-cpp's runtime error as cel-go words it (``no such key: x``)."""
     text = re.sub(r"^[A-Z_]+: ", "", str(text))
     for pattern, repl in _RUNTIME:
@@ -82,7 +82,7 @@ def _run(node: Node, value: Any, old: Any, path: str, ratchet: bool, errors: lis
         result = rule.program.eval(data=run_data)
         outcome = result.value()
         if result.type().name() == "ERROR":
-            detail = _go_error(outcome)
+            detail = go_error(outcome)
             if detail == "no such overload":
                 detail = (f"'no such overload': call arguments did not match a supported operator, function or "
                           f"macro signature for rule: {_rule_text(spec)}")
