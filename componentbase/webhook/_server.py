@@ -195,6 +195,8 @@ class WebhookServer:
     def start(self) -> WebhookServer:
         """Load the certificate and serve in threads; ``CertificateError``, or ``OSError`` saying
         ``listen tcp HOST:PORT: bind: address already in use`` as Go would."""
+        if self._server is not None:
+            raise RuntimeError("webhook server already started")
         watcher = CertWatcher(self.cert_file, self.key_file, self.poll_interval)
         limits = ServerLimits(max_body_bytes=MAX_REQUEST_BYTES)
         server = Server(self.host, self.requested_port, watcher.front, self._app, self.shutdown_timeout,

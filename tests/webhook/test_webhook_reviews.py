@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from componentbase.testing.apiserver.patch import json_patch as apply_patch
-from componentbase.webhook import AdmissionRequest, ConversionError, Denied, mutate_path, validate_path
+from componentbase.webhook import (
+    AdmissionRequest,
+    ConversionError,
+    Denied,
+    WebhookOptions,
+    WebhookServer,
+    mutate_path,
+    validate_path,
+)
 from componentbase.webhook._admission import answer_admission
 from componentbase.webhook._conversion import Conversion, answer_conversion
 from componentbase.webhook._patch import json_patch
@@ -178,3 +186,37 @@ def test_a_failed_conversion_fails_the_review_with_its_message() -> None:
                                                b'"ConversionReview"}', b"[]"])
 def test_a_conversion_review_that_cannot_be_read_is_a_400(body: bytes) -> None:
     assert answer_conversion(body, _widgets(), "/convert") == (400, b"")
+
+
+def test_a_path_is_registered_once_and_a_kind_converted_once() -> None:
+    server = WebhookServer("/nonexistent")
+    server.validate("v1", "ConfigMap", lambda r: None)
+    with pytest.raises(ValueError, match="can't register duplicate path: /validate--v1-configmap"):
+        server.validate("v1", "ConfigMap", lambda r: None)
+    with pytest.raises(ValueError, match="must start with /"):
+        server.mutate("v1", "ConfigMap", lambda r: None, path="mutate")
+    server.conversion("example.com", "Widget", hub="v1")
+    with pytest.raises(ValueError, match=r"a conversion of Widget of group 'example\.com' is already registered"):
+        server.conversion("example.com", "Widget", hub="v1")
+    with pytest.raises(ValueError, match="is the hub"):
+        server.conversion("example.com", "Gadget", hub="v1").spoke("v1", to_hub=lambda o: o, from_hub=lambda o: o)
+    assert server.paths == ["/convert", "/validate--v1-configmap"]
+
+
+def test_the_webhook_flags_and_their_errors() -> None:
+    from componentbase.cli import NamedFlagSets
+
+    options = WebhookOptions()
+    fss = NamedFlagSets()
+    options.add_flags(fss)
+    fss.parse(["--webhook-cert-dir=/certs", "--webhook-port=10250", "--webhook-cert-name=serving.crt"])
+    assert (options.cert_dir, options.port, options.cert_name, options.key_name) == (
+        "/certs", 10250, "serving.crt", "tls.key")
+    assert options.validate() == []
+    server = WebhookServer.from_options(options)
+    assert (server.cert_file, server.key_file, server.requested_port) == ("/certs/serving.crt", "/certs/tls.key",
+                                                                          10250)
+    bad = WebhookOptions(port=70000, key_name="keys/tls.key")
+    assert [str(e) for e in bad.validate()] == [
+        "--webhook-port 70000 must be between 0 and 65535, inclusive",
+        "--webhook-cert-key 'keys/tls.key' must be a file name in --webhook-cert-dir"]
