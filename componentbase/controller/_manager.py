@@ -24,7 +24,7 @@ from componentbase.controller._sharding import Sharding, ShardingConfig
 from componentbase.controller._types import Reconciler
 from componentbase.controller._writes import WriteTracker
 from componentbase.events import EventBroadcaster, EventRecorder
-from componentbase.informers import CacheSyncCheck, InformerFactory, SharedInformer, deleted_object
+from componentbase.informers import CacheSyncCheck, InformerFactory, SharedInformer
 from componentbase.leaderelection import (
     DuplicateElectorError,
     HealthzAdaptor,
@@ -197,8 +197,7 @@ class Manager:
                                        field_selector=field_selector)
         if id(informer) not in self._tracked:
             self._tracked.add(id(informer))
-            informer.add_event_handler(on_add=self.writes.seen, on_update=lambda old, new: self.writes.seen(new),
-                                       on_delete=lambda obj: self.writes.forget(deleted_object(obj)))
+            self.writes.track(informer)
         return informer
 
     def controller(self, name: str, reconcile: Reconciler, *, read_your_writes: bool = True,
