@@ -161,8 +161,8 @@ def test_schema_errors_keep_the_rules_from_running(things: client.CustomObjectsA
     assert causes == [
         ("FieldValueTypeInvalid", "spec.replicas",
          'Invalid value: "string": spec.replicas in body must be of type integer: "string"'),
-        ("FieldValueInvalid", "", 'Invalid value: "null": some validation rules were not checked because the object '
-                                  "was invalid; correct the existing errors to complete validation")]
+        ("FieldValueInvalid", "<nil>", "Invalid value: null: some validation rules were not checked because the "
+                                       "object was invalid; correct the existing errors to complete validation")]
 
 
 # --- the CRD is refused ------------------------------------------------------------------------

@@ -4,6 +4,9 @@ kube's words."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,3 +93,25 @@ def test_kubectl_shows_a_policys_warning_and_denial(server: LoopbackAPIServer, k
     assert done.stderr.strip() == ('error: failed to create configmap: configmaps "d" is forbidden: '
                                    "ValidatingAdmissionPolicy 'denied' with binding 'denied-binding' denied request: "
                                    "not denied")
+
+
+def test_the_cel_runtime_loads_with_the_first_crd_that_has_rules() -> None:
+    """A server whose CRDs carry no rules never imports cel-expr-python (it is native and heavy)."""
+    script = textwrap.dedent("""
+        import sys
+        from kubernetes import client
+        from componentbase.testing import LoopbackAPIServer
+        from tests.testing.test_cel_rules import rules_crd
+        with LoopbackAPIServer() as server:
+            ext = client.ApiextensionsV1Api(server.api_client())
+            crd = rules_crd(plural="plains")
+            spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            del spec["x-kubernetes-validations"]
+            ext.create_custom_resource_definition(crd)
+            print("cel_expr_python" in sys.modules)
+            ext.create_custom_resource_definition(rules_crd({"rule": "self.replicas >= 0"}, plural="ruleds"))
+            print("cel_expr_python" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).parents[2])
+    assert done.stdout.split() == ["False", "True"], done.stderr
