@@ -128,9 +128,11 @@ class WebhookServer:
         group, _, version = api_version.rpartition("/")
 
         def add(func: Handler) -> Handler:
+            checked = _for_kind(func, group, version, kind)
+
             def serve(request: Request) -> tuple[int, bytes]:
-                return 200, answer_admission(request.body, request.headers.get("Content-Type"),
-                                             _for_kind(func, group, version, kind), mutating, route)
+                return 200, answer_admission(request.body, request.headers.get("Content-Type"), checked, mutating,
+                                             route)
 
             self.register(route, serve)
             return func
