@@ -18,7 +18,7 @@ _MISSING: Any = object()
 _MESSAGE_LIMIT = 5 * 1024  # MaxEvaluatedMessageExpressionSizeBytes
 _RUNTIME = [
     (re.compile(r'^Key not found in map : "?(.*?)"?$'), r"no such key: \1"),
-    (re.compile(r"^Index error: index=(-?\d+) size=\d+$"), r"index out of bounds: \1"),
+    (re.compile(r"^Index error: index=(-?\d+) size=(\d+)$"), r"index '\1' out of range in list size '\2'"),
     (re.compile(r"^divide by zero$"), "division by zero"),
     (re.compile(r"^modulus by zero$"), "modulus by zero"),
     (re.compile(r"^No matching overloads found.*|^no such overload.*|^Applying SELECT to non-message type$"),
