@@ -108,6 +108,7 @@ class Manager:
     - ``api_client``: the unfenced client, for what must go out whether or not this replica leads: the
       cache's reads and Events (see ``event_recorder``). Never write a controller's objects with it.
     - ``cache``: the ``InformerFactory`` behind ``informer``; ``writes``: what read-your-own-writes waits for.
+    - ``webhooks``: the admission and conversion webhook server, run on every replica, before the caches.
     - ``fence``, ``leader_election``, ``lease_client``, ``metrics``, ``watchdog``, ``identity``, ``on_lost``,
       ``sync_timeout``: as given or taken from the config.
     """
