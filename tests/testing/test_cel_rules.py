@@ -16,6 +16,7 @@ import pytest
 from kubernetes import client
 from ruamel.yaml import YAML
 
+from componentbase.client import request
 from componentbase.testing import LoopbackAPIServer
 from tests.testing.test_validation import refused
 
@@ -142,9 +143,11 @@ def test_an_unchanged_invalid_value_is_ratcheted_on_update(api: client.ApiClient
         "spec": {"mode": "x", "labels": {"a": "1"}}})
     labels["x-kubernetes-validations"] = [{"rule": "self.size() == 0", "message": "no labels"}]
     ext.patch_custom_resource_definition("ratchets.example.com", {"spec": crd["spec"]})
-    made["spec"]["mode"] = "y"  # the labels are unchanged: the update goes through
-    made = objs.replace_namespaced_custom_object("example.com", "v1", "default", "ratchets", "r", made)
+    made["spec"]["mode"] = "y"  # the labels are unchanged: the update goes through, with kube's warning
+    resp = request(api, "PUT", "/apis/example.com/v1/namespaces/default/ratchets/r", body=made)
+    made = json.loads(resp.read())
     assert made["spec"] == {"mode": "y", "labels": {"a": "1"}}
+    assert resp.headers["Warning"] == '299 - "spec.labels: Invalid value: \\"object\\": no labels"'
     made["spec"]["labels"]["b"] = "2"
     code, status = refused(lambda: objs.replace_namespaced_custom_object(
         "example.com", "v1", "default", "ratchets", "r", made))

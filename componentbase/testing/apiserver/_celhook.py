@@ -55,12 +55,13 @@ def crd_rule_errors(crd: dict[str, Any]) -> list[Cause]:
 
 
 def rule_errors(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None,
-                errors: list[Cause]) -> list[Cause]:
-    """What the schema's rules refuse in ``obj``, given the schema's own ``errors`` so far."""
+                errors: list[Cause], warnings: list[str] | None = None) -> list[Cause]:
+    """What the schema's rules refuse in ``obj``, given the schema's own ``errors`` so far; what ratcheting
+    lets through on update goes to ``warnings`` (the request's Warning headers)."""
     if not _cached_has_rules(schema):
         return []
     if any(e[0] in _BLOCKING for e in errors):
         return [_NOT_CHECKED]
     from . import cel  # present: the CRD was admitted with its rules
 
-    return cel.validate(schema, obj, old)
+    return cel.validate(schema, obj, old, warnings)

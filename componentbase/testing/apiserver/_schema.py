@@ -256,10 +256,11 @@ def _validate_object(node: dict[str, Any], value: dict[str, Any], path: str, err
             _validate(child, item, prefix + name, errors)
 
 
-def admit(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None
-          ) -> tuple[dict[str, Any], list[Cause]]:
+def admit(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None,
+          warnings: list[str] | None = None) -> tuple[dict[str, Any], list[Cause]]:
     """``obj`` defaulted and pruned by ``schema``, and what is still invalid about it, its CEL rules
-    (``x-kubernetes-validations``) included; ``old``, the stored object on update, for transition rules."""
+    (``x-kubernetes-validations``) included; ``old``, the stored object on update, for transition rules
+    and ratcheting, whose let-through failures go to ``warnings``."""
     out = _default(schema, copy.deepcopy(obj))
     _prune(schema, out, root=True)
     errors: list[Cause] = []
@@ -270,5 +271,5 @@ def admit(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | Non
             if isinstance(sub, dict) and name in out["metadata"]:
                 _validate(sub, out["metadata"][name], f"metadata.{name}", errors)
     _validate(schema, out, "", errors)
-    errors += rule_errors(schema, out, old, errors)
+    errors += rule_errors(schema, out, old, errors, warnings)
     return out, errors

@@ -145,7 +145,7 @@ class Rest:
         for custom resources, kube's defaulters for built-ins, the CRD checks for CRDs), then validating ones."""
         obj = self.webhooks.mutate(req, obj, old)
         if res.schema is not None:
-            obj, errors = _schema.admit(res.schema, obj, old)
+            obj, errors = _schema.admit(res.schema, obj, old, req.warnings if req is not None else None)
             if errors:
                 raise ApiError.invalid_fields(res.group, res.kind, _meta(obj).get("name", ""), errors)
         else:

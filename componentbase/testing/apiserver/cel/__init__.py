@@ -55,7 +55,9 @@ def validator(schema: dict[str, Any]) -> Node | None:
     return node
 
 
-def validate(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    """What the rules of ``schema`` refuse in ``obj`` (defaulted and pruned); ``old`` on update."""
+def validate(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None,
+             warnings: list[str] | None = None) -> list[Cause]:
+    """What the rules of ``schema`` refuse in ``obj`` (defaulted and pruned); ``old`` on update, when the
+    failures ratcheting lets through go to ``warnings``."""
     node = validator(schema)
-    return _validate(node, obj, old) if node is not None else []
+    return _validate(node, obj, old, warnings) if node is not None else []

@@ -15,6 +15,7 @@ __all__ = ["go_error", "validate"]
 
 Cause = tuple[str, str, str]
 _MISSING: Any = object()
+_WARNING = "Warning"  # a ratcheted failure among the causes, until validate() sorts them out
 _MESSAGE_LIMIT = 5 * 1024  # MaxEvaluatedMessageExpressionSizeBytes
 _RUNTIME = [
     (re.compile(r'^Key not found in map : "?(.*?)"?$'), r"no such key: \1"),
@@ -92,13 +93,13 @@ def _run(node: Node, value: Any, old: Any, path: str, ratchet: bool, errors: lis
             continue
         if outcome is True:
             continue
-        if not rule.uses_old and ratchet:
-            continue  # kube warns instead (ratcheting); the write goes through
         shown = _message(rule, data) if rule.message is not None else None
         if shown is None:
             shown = str(spec.get("message") or "").strip() or f"failed rule: {_rule_text(spec)}"
         at = _child(path, rule.field_path) if rule.field_path else path
-        errors.append(_field_error(at, node.type, shown, spec.get("reason")))
+        found = _field_error(at, node.type, shown, spec.get("reason"))
+        # ratcheting: kube warns instead, and the write goes through
+        errors.append((_WARNING, found[1], found[2]) if not rule.uses_old and ratchet else found)
 
 
 def _walk(node: Node, value: Any, old: Any, path: str, parent_equal: Any, errors: list[Cause]) -> None:
@@ -135,8 +136,11 @@ def _keyed(keys: tuple[str, ...], items: list[Any]) -> dict[Any, Any]:
     return {_key(keys, i): i for i in items if isinstance(i, dict)}
 
 
-def validate(root: Node, obj: Any, old: Any = None) -> list[Cause]:
-    """What the rules of ``root`` refuse in ``obj`` (``old``: the stored object on update)."""
-    errors: list[Cause] = []
-    _walk(root, obj, _MISSING if old is None else old, "", None, errors)
-    return errors
+def validate(root: Node, obj: Any, old: Any = None, warnings: list[str] | None = None) -> list[Cause]:
+    """What the rules of ``root`` refuse in ``obj`` (``old``: the stored object on update); the failures
+    ratcheting lets through are added to ``warnings`` as kube words its Warning headers."""
+    found: list[Cause] = []
+    _walk(root, obj, _MISSING if old is None else old, "", None, found)
+    if warnings is not None:
+        warnings += [f"{f}: {m}" if f else m for r, f, m in found if r == _WARNING]
+    return [c for c in found if c[0] != _WARNING]
