@@ -159,6 +159,26 @@ def test_an_unchanged_invalid_value_is_ratcheted_on_update(api: client.ApiClient
     assert status["details"]["causes"][0]["message"] == 'Invalid value: "object": no labels'
 
 
+def test_timestamps_and_durations_are_typed_by_their_format(api: client.ApiClient) -> None:
+    """``format: date-time`` and ``format: duration`` strings are timestamps and durations in CEL, as in kube."""
+    stamp, span = {"type": "string", "format": "date-time"}, {"type": "string", "format": "duration"}
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(rules_crd(
+        {"rule": "self.end > self.start + self.grace", "message": "end must follow start by the grace period"},
+        plural="windows", start=stamp, end=stamp, grace=span))
+    objs = client.CustomObjectsApi(api)
+
+    def window(name: str, end: str) -> dict[str, Any]:
+        return {"apiVersion": "example.com/v1", "kind": "Window", "metadata": {"name": name},
+                "spec": {"start": "2024-01-01T00:00:00Z", "end": end, "grace": "1h30m"}}
+
+    objs.create_namespaced_custom_object("example.com", "v1", "default", "windows",
+                                         window("w1", "2024-01-01T04:00:00+02:00"))  # 02:00Z: 2 h after start
+    _code, status = refused(lambda: objs.create_namespaced_custom_object(
+        "example.com", "v1", "default", "windows", window("w2", "2024-01-01T01:00:00Z")))
+    assert status["details"]["causes"][0]["message"] == ('Invalid value: "object": end must follow start by the grace '
+                                                         "period")
+
+
 def test_schema_errors_keep_the_rules_from_running(things: client.CustomObjectsApi) -> None:
     _, causes = _refused(things, _thing("t5", replicas="many"))
     assert causes == [

@@ -1,5 +1,6 @@
 """Objects as kube hands them to CEL (UnstructuredToVal): numbers of ``type: number`` as doubles, strings of
-format date-time/date/duration/byte as timestamps, durations and bytes, object properties under their
+format date-time/date/duration/byte as timestamps, durations (protobuf's, the only ones cel-expr-python
+takes in) and bytes, object properties under their
 escaped names (``namespace`` is ``__namespace__``, ``a-b`` is ``a__dash__b``), and at a resource's root
 only ``apiVersion``, ``kind`` and ``metadata.name``/``generateName`` of the metadata.
 
@@ -13,6 +14,8 @@ import datetime
 import re
 from collections.abc import Callable
 from typing import Any
+
+from google.protobuf import duration_pb2, timestamp_pb2  # type: ignore[import-untyped]
 
 __all__ = ["converter", "escape"]
 
@@ -35,14 +38,19 @@ def escape(name: str) -> str | None:
 
 
 def _timestamp(value: Any) -> Any:
+    """A date or date-time as a protobuf Timestamp: cel-expr-python takes no Python datetime as input."""
     if not isinstance(value, str):
         return value
     try:
         if len(value) == 10:
-            return datetime.datetime.fromisoformat(value).replace(tzinfo=datetime.UTC)
-        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = datetime.datetime.fromisoformat(value).replace(tzinfo=datetime.UTC)
+        else:
+            moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return value
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
 
 
 def _duration(value: Any) -> Any:
@@ -54,7 +62,9 @@ def _duration(value: Any) -> Any:
     parts = _DURATION.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text:
         return value
-    return datetime.timedelta(seconds=sign * sum(float(n) * _UNITS[u] for n, u in parts))
+    span = duration_pb2.Duration()
+    span.FromTimedelta(datetime.timedelta(seconds=sign * sum(float(n) * _UNITS[u] for n, u in parts)))
+    return span
 
 
 def _bytes(value: Any) -> Any:
