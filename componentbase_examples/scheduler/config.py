@@ -79,34 +79,25 @@ SCHEME.register(KubeSchedulerConfiguration, API_VERSION, KIND, set_defaults)
 
 
 def validate(cfg: KubeSchedulerConfiguration) -> list[componentbase.FieldError]:
-    """kube-scheduler's ``ValidateKubeSchedulerConfiguration``: every problem, each with its field path."""
+    """kube-scheduler's ``ValidateKubeSchedulerConfiguration``: every problem, each with its field path and
+    kube's words, in kube's order (the profiles' plugins and args are checked against the registered plugins,
+    by ``profiles.validate``)."""
     errs: list[componentbase.FieldError] = []
     root = field.Path()
     errs += componentbase.componentconfig.validate_client_connection_configuration(cfg.client_connection,
-                                                                   root.child("clientConnection"))
-    errs += componentbase.componentconfig.validate_leader_election_configuration(cfg.leader_election,
-                                                                 root.child("leaderElection"))
+                                                                                   root.child("clientConnection"))
+    errs += _leader_election_errors(cfg.leader_election)
     if cfg.parallelism <= 0:
         errs.append(field.invalid(root.child("parallelism"), cfg.parallelism,
                                   "should be an integer value greater than zero"))
-    _check_percentage(errs, root.child("percentageOfNodesToScore"), cfg.percentage_of_nodes_to_score)
-    if cfg.pod_initial_backoff_seconds <= 0:
-        errs.append(field.invalid(root.child("podInitialBackoffSeconds"), cfg.pod_initial_backoff_seconds,
-                                  "must be greater than 0"))
-    if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
-        errs.append(field.invalid(root.child("podMaxBackoffSeconds"), cfg.pod_max_backoff_seconds,
-                                  "must be greater than or equal to PodInitialBackoffSeconds"))
     profiles = root.child("profiles")
     if not cfg.profiles:
-        errs.append(field.required(profiles, "must have at least one profile"))
-    seen: set[str] = set()
+        errs.append(field.required(profiles))
+    first: dict[str, field.Path] = {}
     for i, profile in enumerate(cfg.profiles):
         path = profiles.index(i)
         if not profile.scheduler_name:
             errs.append(field.required(path.child("schedulerName")))
-        elif profile.scheduler_name in seen:
-            errs.append(field.duplicate(path.child("schedulerName"), profile.scheduler_name))
-        seen.add(profile.scheduler_name)
         if profile.percentage_of_nodes_to_score is not None:
             _check_percentage(errs, path.child("percentageOfNodesToScore"), profile.percentage_of_nodes_to_score)
         names: set[str] = set()
@@ -114,7 +105,29 @@ def validate(cfg: KubeSchedulerConfiguration) -> list[componentbase.FieldError]:
             if pc.name in names:
                 errs.append(field.duplicate(path.child("pluginConfig").index(j), pc.name))
             names.add(pc.name)
+        if profile.scheduler_name in first:  # kube names the earlier profile's field as the duplicate value
+            errs.append(field.duplicate(path.child("schedulerName"), first[profile.scheduler_name]))
+        first[profile.scheduler_name] = path.child("schedulerName")
+    _check_percentage(errs, root.child("percentageOfNodesToScore"), cfg.percentage_of_nodes_to_score)
+    if cfg.pod_initial_backoff_seconds <= 0:
+        errs.append(field.invalid(root.child("podInitialBackoffSeconds"), cfg.pod_initial_backoff_seconds,
+                                  "must be greater than 0"))
+    if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
+        errs.append(field.invalid(root.child("podMaxBackoffSeconds"), cfg.pod_max_backoff_seconds,
+                                  "must be greater than or equal to PodInitialBackoffSeconds"))
     errs += validate_extenders(root.child("extenders"), cfg.extenders)
+    return errs
+
+
+def _leader_election_errors(le: componentbase.LeaderElectionConfiguration) -> list[componentbase.FieldError]:
+    """component-base's checks, then kube-scheduler's own on the lock: only ``leases``, and only when electing
+    (component-base names no lock values; the library's list of them says it its own way)."""
+    path = field.Path("leaderElection")
+    lock = str(path.child("resourceLock"))
+    errs = [e for e in componentbase.componentconfig.validate_leader_election_configuration(le, path)
+            if not (e.field == lock and e.type == field.ErrorType.NOT_SUPPORTED)]
+    if le.leader_elect and le.resource_lock != "leases":
+        errs.append(field.invalid(path.child("resourceLock"), le.resource_lock, 'resourceLock value must be "leases"'))
     return errs
 
 

@@ -147,8 +147,8 @@ class PluginEntry:
         body = {k: v for k, v in args.items() if k not in ("apiVersion", "kind")}
         errs: list[Exception] = []
         kind = args.get("kind")
-        if kind is not None and kind != f"{self.name}Args":
-            errs.append(field.invalid(path.child("kind"), kind, f'must be "{self.name}Args"'))
+        if kind is not None and kind != f"{self.name}Args":  # kube decodes by kind, then refuses the other type
+            errs.append(field.invalid(path, kind, "has to match plugin args"))
         cls = self.args_type
         if cls is None:
             errs += [field.invalid(path.child(k), v, f"plugin {self.name} takes no args") for k, v in body.items()]

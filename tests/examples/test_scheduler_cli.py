@@ -134,13 +134,13 @@ profiles:
 """)
     code, _, err, _ = execute([f"--config={source}"])
     assert code == 1
-    assert err.splitlines() == [
+    assert err.splitlines() == [  # kube-scheduler's ValidateKubeSchedulerConfiguration: its order and words
         'Error: leaderElection.renewDeadline: Invalid value: "20s": must be less than leaseDuration',
-        'Error: leaderElection.resourceLock: Unsupported value: "endpoints": supported values: "leases"',
+        'Error: leaderElection.resourceLock: Invalid value: "endpoints": resourceLock value must be "leases"',
         "Error: parallelism: Invalid value: 0: should be an integer value greater than zero",
+        "Error: profiles[1].schedulerName: Duplicate value: profiles[0].schedulerName",
         "Error: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
         "Error: podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds",
-        'Error: profiles[1].schedulerName: Duplicate value: "a"',
     ]
 
 
@@ -186,7 +186,7 @@ def test_no_profiles_is_required_and_names_unique() -> None:
     from componentbase_examples.scheduler.config import validate
 
     cfg = KubeSchedulerConfiguration(profiles=[])
-    assert [str(e) for e in validate(cfg)] == ["profiles: Required value: must have at least one profile"]
+    assert [str(e) for e in validate(cfg)] == ["profiles: Required value"]  # kube's field.Required(path, "")
     cfg = KubeSchedulerConfiguration(profiles=[KubeSchedulerProfile(scheduler_name="")])
     assert [str(e) for e in validate(cfg)] == ["profiles[0].schedulerName: Required value"]
 

@@ -108,11 +108,27 @@ class NodeAffinityArgs:
     added_affinity: dict[str, Any] | None = None
 
     def validate(self, path: field.Path) -> list[Exception]:
+        """kube's ``ValidateNodeAffinityArgs``: the terms parse as component-helpers' ``NewNodeSelector`` and
+        ``NewPreferredSchedulingTerms`` parse them (empty terms, and preferred ones of weight 0, skipped)."""
         if self.added_affinity is None:
             return []
-        allowed = {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"}
-        return [field.invalid(path.child("addedAffinity", k), k, "unknown field") for k in self.added_affinity
-                if k not in allowed]
+        from componentbase_examples.scheduler.plugins.selectorparse import term_errors  # not for --help
+
+        required_key, preferred_key = ("requiredDuringSchedulingIgnoredDuringExecution",
+                                       "preferredDuringSchedulingIgnoredDuringExecution")
+        errs: list[Exception] = [field.invalid(path.child("addedAffinity", k), k, "unknown field")
+                                 for k in self.added_affinity if k not in (required_key, preferred_key)]
+        added = path.child("addedAffinity")
+        required = self.added_affinity.get(required_key) or {}
+        for i, term in enumerate(required.get("nodeSelectorTerms") or ()):
+            if term.get("matchExpressions") or term.get("matchFields"):
+                tpath = added.child(required_key, "nodeSelectorTerms").index(i)
+                errs += [ValueError(e) for e in term_errors(term, tpath)]
+        for i, pref in enumerate(self.added_affinity.get(preferred_key) or ()):
+            term = pref.get("preference") or {}
+            if pref.get("weight") and (term.get("matchExpressions") or term.get("matchFields")):
+                errs += [ValueError(e) for e in term_errors(term, added.child(preferred_key).index(i))]
+        return errs
 
 
 @attrs.define(kw_only=True)
@@ -205,8 +221,8 @@ class VolumeBindingArgs:
             errs.append(field.invalid(path.child("bindTimeoutSeconds"), self.bind_timeout_seconds,
                                       "invalid BindTimeoutSeconds, should not be a negative value"))
         if self.shape:
-            errs.append(field.invalid(path.child("shape"), self.shape,
-                                      "unsupported when StorageCapacityScoring feature is disabled"))
+            errs.append(field.invalid(path.child("shape"), self.shape, "unexpected field `shape`, remove it or turn "
+                                      "on the feature gate StorageCapacityScoring"))
         return errs
 
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from componentbase import field
-from componentbase.util import validation
 from componentbase_examples.scheduler.framework import MAX_NODE_SCORE
+from componentbase_examples.scheduler.plugins.selectorparse import (
+    aggregate,
+    go_int,
+    requirement_errors,
+    term_errors,
+)
 from componentbase_examples.scheduler.snapshot import NodeInfo, Taint
 
 __all__ = [
@@ -40,60 +44,13 @@ class SelectorError(ValueError):
     """A label selector that cannot be parsed (the API server rejects such pods; a manifest may not)."""
 
 
-def _aggregate(errs: list[str]) -> str:
-    """apimachinery's ``NewAggregate(...).Error()``: one message as is, several in brackets."""
-    return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-
-
-# Selectors are parsed per pod and cycle (topology spread) and keys and values repeat: check each once.
-_key_errors = functools.lru_cache(maxsize=4096)(validation.qualified_name)
-_value_errors = functools.lru_cache(maxsize=4096)(validation.label_value)
-
-
-def _requirement_errors(key: str, op: str, values: list[str], path: field.Path) -> list[str]:
-    """``labels.NewRequirement``'s errors at ``path``: the key a qualified name, the operator's rule on the
-    values, each value a label value (apimachinery returns them all, aggregated)."""
-    errs: list[str] = []
-    key_errs = _key_errors(key)
-    if key_errs:
-        errs.append(str(field.invalid(path.child("key"), key, "; ".join(key_errs))))
-    vpath = path.child("values")
-    if op in ("In", "NotIn"):
-        if not values:
-            errs.append(str(field.invalid(vpath, values, "for 'in', 'notin' operators, values set can't be empty")))
-    elif op in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(str(field.invalid(vpath, values, "values set must be empty for exists and does not exist")))
-    elif op in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(str(field.invalid(vpath, values, "for 'Gt', 'Lt' operators, exactly one value is required")))
-        errs += [str(field.invalid(vpath.index(i), v, "for 'Gt', 'Lt' operators, the value must be an integer"))
-                 for i, v in enumerate(values) if _go_int(v) is None]
-    for i, value in enumerate(values):
-        value_errs = _value_errors(value)
-        if value_errs:
-            errs.append(str(field.invalid(vpath.index(i).key(key), value, "; ".join(value_errs))))
-    return errs
-
-
-def _go_int(text: str) -> int | None:
-    """Go's ``strconv.ParseInt(text, 10, 64)``: a sign and decimal digits in int64's range, else ``None``."""
-    if not _INT.fullmatch(text):
-        return None
-    value = int(text)
-    return value if -(1 << 63) <= value < (1 << 63) else None
-
-
-_INT = re.compile(r"[+-]?[0-9]+")
-
-
 def _new_requirement(key: str, op: str, values: list[str]) -> Requirement:
     """``labels.NewRequirement`` for a pod label selector (kube's words); raises ``SelectorError``."""
     if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
         raise SelectorError(f'"{op}" is not a valid label selector operator')
-    errs = _requirement_errors(key, op, values, field.Path())
+    errs = requirement_errors(key, op, values, field.Path())
     if errs:
-        raise SelectorError(_aggregate(errs))
+        raise SelectorError(aggregate(errs))
     return key, op, frozenset(values)
 
 
@@ -165,14 +122,14 @@ def _label_matcher(expr: Mapping[str, Any]) -> Matcher:
         return lambda n: key in n.labels
     if op == "DoesNotExist":
         return lambda n: key not in n.labels
-    bound = _go_int(values[0])
+    bound = go_int(values[0])
     assert bound is not None
     return _compare(key, bound, op == "Gt")
 
 
 def _compare(key: str, bound: int, greater: bool) -> Matcher:
     def match(n: NodeInfo) -> bool:
-        have = _go_int(n.labels.get(key, "")) if key in n.labels else None
+        have = go_int(n.labels.get(key, "")) if key in n.labels else None
         if have is None:
             return False
         return have > bound if greater else have < bound
@@ -188,33 +145,6 @@ def _field_matcher(expr: Mapping[str, Any]) -> Matcher:
     if expr.get("operator") == "In":
         return lambda n: n.name == value
     return lambda n: n.name != value
-
-
-def term_errors(term: Mapping[str, Any], path: field.Path) -> list[str]:
-    """What component-helpers' ``newNodeSelectorTerm`` finds wrong in a ``NodeSelectorTerm``, each with its
-    path under ``path``: a label requirement ``labels.NewRequirement`` refuses, an operator it does not know, a
-    ``matchFields`` entry not ``In``/``NotIn`` of one value."""
-    errs: list[str] = []
-    for i, expr in enumerate(term.get("matchExpressions") or ()):
-        epath = path.child("matchExpressions").index(i)
-        op = str(expr.get("operator", ""))
-        if op not in _LABEL_OPERATORS:
-            errs.append(str(field.FieldError(field.ErrorType.NOT_SUPPORTED, epath.child("operator"), op)))
-            continue
-        errs += _requirement_errors(str(expr.get("key", "")), op, [str(v) for v in expr.get("values") or ()],
-                                    epath)
-    for i, expr in enumerate(term.get("matchFields") or ()):
-        fpath = path.child("matchFields").index(i)
-        op = str(expr.get("operator", ""))
-        values = list(expr.get("values") or ())
-        if op not in ("In", "NotIn"):
-            errs.append(str(field.not_supported(fpath.child("operator"), op, ("In", "NotIn"))))
-        elif len(values) != 1:
-            errs.append(str(field.invalid(fpath.child("values"), values, "must have one element")))
-    return errs
-
-
-_LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
 def compile_term(term: Mapping[str, Any]) -> Matcher:
@@ -281,7 +211,7 @@ class PreferredTerms:
         kept = [(i, int(t.get("weight") or 0), t.get("preference") or {}) for i, t in enumerate(terms)]
         kept = [(i, w, p) for i, w, p in kept if w != 0 and (p.get("matchExpressions") or p.get("matchFields"))]
         errs = [e for i, _, p in kept for e in term_errors(p, field.Path().index(i))]
-        self.error = _aggregate(errs) if errs else ""
+        self.error = aggregate(errs) if errs else ""
         self.terms = [] if errs else [(w, compile_term(p)) for _, w, p in kept]
 
     def score(self, node: NodeInfo) -> int:
