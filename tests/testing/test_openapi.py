@@ -122,5 +122,5 @@ def test_v2_document(kube_client: client.ApiClient) -> None:
     pod = doc["definitions"]["io.k8s.api.core.v1.Pod"]
     assert pod["properties"]["spec"]["$ref"] == "#/definitions/io.k8s.api.core.v1.PodSpec"
     assert "com.example.v1.Widget" in doc["definitions"]
-    code, _, status = _get(kube_client, "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+    code, _, status = _get(kube_client, "/openapi/v2", "application/xml")
     assert (code, status["reason"]) == (406, "NotAcceptable")

@@ -18,8 +18,9 @@ import json
 import threading
 from typing import Any
 
+from ._gnostic import encode_document
 from .errors import ApiError
-from .resources import Registry, Resource
+from .resources import SUBRESOURCES, Registry, Resource
 
 __all__ = ["OpenAPI"]
 
@@ -33,6 +34,7 @@ _PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json", "
 _SUB_METHODS = {"status": ("get", "put", "patch"), "scale": ("get", "put", "patch"), "approval": ("get", "put",
                 "patch"), "finalize": ("put",), "binding": ("post",), "eviction": ("post",), "token": ("post",)}
 Doc = tuple[bytes, str, str]  # body, content type, ETag
+GVK = tuple[str, str, str]  # group, version, kind
 #: What a group-version's documents depend on: its resources, each with its CRD schema as JSON (a
 #: ``Resource`` compares without its schema).
 GVKey = tuple[tuple[Resource, str | None], ...]
@@ -62,9 +64,8 @@ class OpenAPI:
     def document(self, path: str, accept: str) -> Doc:
         """The document at ``path`` (/openapi/v2, /openapi/v3, /openapi/v3/apis/GROUP/VERSION...)."""
         path = path.rstrip("/")
-        if path == "/openapi/v2" and _V2_PROTOBUF in accept and "json" not in accept and "*/*" not in accept:
-            raise ApiError(406, "NotAcceptable", "only the following media types are accepted: application/json",
-                           {})
+        if path == "/openapi/v2":
+            path += _v2_variant(accept)
         state = self.registry.state
         with self._lock:
             if self._generation != state.generation:
@@ -79,8 +80,9 @@ class OpenAPI:
 
     def _build(self, path: str) -> Doc:
         state = self.registry.state
-        if path == "/openapi/v2":
-            return _v2_doc(tuple(_gv_resources(state.by_gv[(g, v)]) for g in state.groups for v in state.versions[g]))
+        if path.startswith("/openapi/v2"):
+            gvs = tuple(_gv_resources(state.by_gv[(g, v)]) for g in state.groups for v in state.versions[g])
+            return _v2_protobuf(gvs) if path.endswith("+protobuf") else _v2_json(gvs)
         if path == "/openapi/v3":
             paths = {_gv_key(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_key(g, v)}?hash={self._hash(g, v)}"}
                      for g in state.groups for v in state.versions[g]}
@@ -102,17 +104,35 @@ def _gv_resources(resources: tuple[Resource, ...]) -> GVKey:
     return tuple((r, None if r.schema is None else _encode(r.schema).decode()) for r in resources)
 
 
+def _kinds(res: Resource) -> list[GVK]:
+    """The kinds ``res``'s paths carry: its own, then its subresources' (Scale, Eviction, TokenRequest...)."""
+    out = [(res.group, res.version, res.kind)]
+    for sub in res.subresources:
+        group, version, kind, _ = SUBRESOURCES[sub]
+        if kind and (group, version, kind) not in out:
+            out.append((group, version, kind))
+    return out
+
+
 def _schemas(resources: GVKey) -> dict[str, dict[str, Any]]:
+    """Definition name -> schema of every kind the resources' paths carry, each with the kinds it is
+    (``x-kubernetes-group-version-kind``), and of everything they refer to."""
     from ._models import model_for, model_schemas, schema_name  # builds on the client's (slow) models
 
     roots: list[str] = []
-    kinds: dict[str, Resource] = {}
-    for res, _ in resources:
-        if res.schema is None:
-            model = model_for(res.group, res.version, res.kind)
-            if model is not None:
+    kinds: dict[str, list[GVK]] = {}
+    for res, crd_schema in resources:
+        for gvk in _kinds(res):
+            if crd_schema is not None and gvk == (res.group, res.version, res.kind):
+                name = _crd_name(res)
+            else:
+                model = model_for(*gvk)
+                if model is None:
+                    continue
                 roots.append(model)
-                kinds[schema_name(model)] = res
+                name = schema_name(model)
+            if gvk not in kinds.setdefault(name, []):
+                kinds[name].append(gvk)
     schemas = {name: copy.deepcopy(s) for name, s in model_schemas([*roots, "V1ObjectMeta"]).items()}
     for res, crd_schema in resources:
         if crd_schema is not None:
@@ -124,36 +144,97 @@ def _schemas(resources: GVKey) -> dict[str, dict[str, Any]]:
             props["metadata"] = {"$ref": f"{_META}.ObjectMeta"}
             schema.setdefault("type", "object")
             schemas[_crd_name(res)] = schema
-            kinds[_crd_name(res)] = res
-    for name, res in kinds.items():
-        schemas[name]["x-kubernetes-group-version-kind"] = [
-            {"group": res.group, "kind": res.kind, "version": res.version}]
+    for name, gvks in kinds.items():
+        schemas[name]["x-kubernetes-group-version-kind"] = [{"group": g, "kind": k, "version": v} for g, v, k in gvks]
     return schemas
+
+
+def _refs_by_kind(schemas: dict[str, Any], prefix: str) -> dict[GVK, dict[str, Any]]:
+    return {(g["group"], g["version"], g["kind"]): {"$ref": prefix + name} for name, s in schemas.items()
+            for g in s.get("x-kubernetes-group-version-kind", [])}
 
 
 @functools.lru_cache(maxsize=64)
 def _v3_doc(resources: GVKey) -> Doc:
     schemas = {name: _refs(s, "#/components/schemas/", wrap=True) for name, s in _schemas(resources).items()}
-    names = {(g["kind"]): name for name, s in schemas.items() for g in s.get("x-kubernetes-group-version-kind", [])}
+    refs = _refs_by_kind(schemas, "#/components/schemas/")
     paths: dict[str, Any] = {}
     for res, _ in resources:
-        ref = {"$ref": f"#/components/schemas/{names[res.kind]}"} if res.kind in names else {"type": "object"}
-        paths.update(_paths(res, ref, v3=True))
+        paths.update(_paths(res, refs, v3=True))
     return _doc({"openapi": "3.0.0", "info": _INFO, "paths": paths, "components": {"schemas": schemas}})
 
 
-@functools.lru_cache(maxsize=4)  # ~1 MB each
-def _v2_doc(gvs: tuple[GVKey, ...]) -> Doc:
+def _v2_variant(accept: str) -> str:
+    """The form of /openapi/v2 that kube-openapi's handler picks for ``accept``: the first clause by
+    quality that names JSON or gnostic's protobuf (either spelling); 406 when none does."""
+    clauses = []
+    for i, clause in enumerate((accept or "*/*").split(",")):
+        media, *params = (p.strip() for p in clause.split(";"))
+        q = next((p.partition("=")[2] for p in params if p.startswith("q=")), "1")
+        try:
+            clauses.append((-float(q), i, media.lower()))
+        except ValueError:
+            continue
+    for _, _, media in sorted(clauses):
+        if media in ("application/json", "application/*", "*/*"):
+            return ""
+        if media in (_V2_PROTOBUF + "@v1.0+protobuf", _V2_PROTOBUF + ".v1.0+protobuf"):
+            return "+protobuf"
+    raise ApiError(406, "NotAcceptable", "the server was unable to respond with a content type that the client "
+                   "supports", {})
+
+
+@functools.lru_cache(maxsize=2)  # ~10 MB of objects each
+def _v2_spec(gvs: tuple[GVKey, ...]) -> dict[str, Any]:
     definitions: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     for resources in gvs:
-        schemas = {name: _refs(s, "#/definitions/", wrap=False) for name, s in _schemas(resources).items()}
+        schemas = {name: _v2_schema(_refs(s, "#/definitions/", wrap=False)) for name, s in _schemas(resources).items()}
         definitions.update(schemas)
-        names = {g["kind"]: n for n, s in schemas.items() for g in s.get("x-kubernetes-group-version-kind", [])}
+        refs = _refs_by_kind(schemas, "#/definitions/")
         for res, _ in resources:
-            ref = {"$ref": f"#/definitions/{names[res.kind]}"} if res.kind in names else {"type": "object"}
-            paths.update(_paths(res, ref, v3=False))
-    return _doc({"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions})
+            paths.update(_paths(res, refs, v3=False))
+    return {"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions}
+
+
+@functools.lru_cache(maxsize=4)  # ~1 MB each
+def _v2_json(gvs: tuple[GVKey, ...]) -> Doc:
+    return _doc(_v2_spec(gvs))
+
+
+@functools.lru_cache(maxsize=4)
+def _v2_protobuf(gvs: tuple[GVKey, ...]) -> Doc:
+    """gnostic's message of the same document, under the JSON's ETag as kube-openapi's handler serves it."""
+    _, _, etag = _v2_json(gvs)
+    return encode_document(_v2_spec(gvs)), _V2_PROTOBUF + ".v1.0+protobuf", etag
+
+
+def _v2_schema(node: Any) -> Any:
+    """What kube publishes of a schema in v2 (apiextensions' ToStructuralOpenAPIV2): no anyOf, oneOf, allOf
+    or not; a nullable node untyped and without items or properties, as is one preserving unknown fields;
+    an array left without items untyped; a nullable property not required. kubectl's v2 parser refuses
+    the rest."""
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf", "not", "nullable")}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _v2_schema(v) for k, v in out["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if key in out:
+            out[key] = _v2_schema(out[key])
+    if node.get("nullable") is True or node.get("x-kubernetes-preserve-unknown-fields") is True:
+        out.pop("items", None)
+        out.pop("properties", None)
+        if node.get("nullable") is True:
+            out.pop("type", None)
+    if out.get("type") == "array" and "items" not in out:
+        del out["type"]
+    nullable = {k for k, v in (node.get("properties") or {}).items() if isinstance(v, dict) and v.get("nullable")}
+    if nullable and isinstance(out.get("required"), list):
+        out["required"] = [r for r in out["required"] if r not in nullable]
+        if not out["required"]:
+            del out["required"]
+    return out
 
 
 def _doc(doc: dict[str, Any]) -> Doc:
@@ -187,11 +268,11 @@ def _param(name: str, where: str, v3: bool, required: bool = False) -> dict[str,
     return param
 
 
-def _operation(res: Resource, action: str, ref: dict[str, Any], v3: bool, body: tuple[str, ...] = ()
+def _operation(gvk: GVK, action: str, ref: dict[str, Any], v3: bool, body: tuple[str, ...] = ()
                ) -> dict[str, Any]:
-    op: dict[str, Any] = {"operationId": f"{action}{res.kind}", "x-kubernetes-action": action,
-                          "x-kubernetes-group-version-kind": {"group": res.group, "kind": res.kind,
-                                                             "version": res.version}}
+    group, version, kind = gvk
+    op: dict[str, Any] = {"operationId": f"{action}{kind}", "x-kubernetes-action": action,
+                          "x-kubernetes-group-version-kind": {"group": group, "kind": kind, "version": version}}
     if action in ("post", "put", "patch"):
         op["parameters"] = [_param(q, "query", v3) for q in _QUERY]
         if action == "patch":
@@ -211,28 +292,34 @@ def _operation(res: Resource, action: str, ref: dict[str, Any], v3: bool, body: 
     return op
 
 
-def _paths(res: Resource, ref: dict[str, Any], v3: bool) -> dict[str, Any]:
-    """The path items kube-apiserver serves for ``res``, with the operations its verbs allow."""
+def _paths(res: Resource, refs: dict[GVK, dict[str, Any]], v3: bool) -> dict[str, Any]:
+    """The path items kube-apiserver serves for ``res``, with the operations its verbs allow; a subresource's
+    carry its own kind (autoscaling/v1 Scale, policy/v1 Eviction) where it has one."""
     base = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
     collection = f"{base}/namespaces/{{namespace}}/{res.plural}" if res.namespaced else f"{base}/{res.plural}"
     scope = [_param("namespace", "path", v3, True)] if res.namespaced else []
     named = [_param("name", "path", v3, True), *scope]
     verbs = set(res.verbs)
+    patches = _PATCH_TYPES if res.schema is None else _PATCH_TYPES[:3]  # a custom resource takes no strategic one
+    gvk = (res.group, res.version, res.kind)
+    ref = refs.get(gvk, {"type": "object"})
     items: dict[str, Any] = {}
-    ops = {m: _operation(res, a, ref, v3, b) for m, a, b, verb in (
+    ops = {m: _operation(gvk, a, ref, v3, b) for m, a, b, verb in (
         ("get", "list", (), "list"), ("post", "post", ("application/json",), "create"),
         ("delete", "deletecollection", (), "deletecollection")) if verb in verbs}
     if ops:
         items[collection] = {**ops, "parameters": scope}
-    ops = {m: _operation(res, a, ref, v3, b) for m, a, b, verb in (
+    ops = {m: _operation(gvk, a, ref, v3, b) for m, a, b, verb in (
         ("get", "get", (), "get"), ("put", "put", ("application/json",), "update"),
-        ("patch", "patch", _PATCH_TYPES, "patch"), ("delete", "delete", (), "delete")) if verb in verbs}
+        ("patch", "patch", patches, "patch"), ("delete", "delete", (), "delete")) if verb in verbs}
     if ops:
         items[f"{collection}/{{name}}"] = {**ops, "parameters": named}
     for sub in res.subresources:
-        methods = _SUB_METHODS.get(sub, ())
+        group, version, kind, _ = SUBRESOURCES[sub]
+        sub_gvk = (group, version, kind) if kind else gvk
+        sub_ref = refs.get(sub_gvk, {"type": "object"})
         items[f"{collection}/{{name}}/{sub}"] = {
-            **{m: _operation(res, m, ref, v3, _PATCH_TYPES if m == "patch" else ("application/json",)
-                             if m in ("put", "post") else ()) for m in methods},
+            **{m: _operation(sub_gvk, m, sub_ref, v3, patches if m == "patch" else ("application/json",)
+                             if m in ("put", "post") else ()) for m in _SUB_METHODS.get(sub, ())},
             "parameters": named}
     return items
