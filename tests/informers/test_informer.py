@@ -273,7 +273,7 @@ def test_generic_list_watch(kube_client: client.ApiClient, v1: client.CoreV1Api,
     informer = SharedInformer(ListWatch(v1.list_namespaced_service, "default"), backoff=fast_backoff())
     informer.start(stop)
     assert informer.wait_for_sync(5)
-    assert _names(informer.list()) == ["svc"]
+    assert _names(informer.list()) == ["kubernetes", "svc"]  # default's own Service, as in every cluster
     assert informer.list_watch.resource == "service"
 
 

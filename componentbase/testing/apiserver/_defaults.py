@@ -19,7 +19,7 @@ from ._webhookconfig import CONFIGURATIONS, default_configuration
 __all__ = ["apply_defaults"]
 
 Obj = dict[str, Any]
-_SERVICE_IPS = itertools.count(1)
+_SERVICE_IPS = itertools.count(2)  # .1 is the kubernetes Service's (_bootstrap_service)
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ._authn import Authenticator
 from ._bootstrap_roles import bootstrap_objects
+from ._bootstrap_service import kubernetes_service
 from ._builtin import builtin_resources
 from ._crd import read_crd_files
 from ._deadlines import HEADER_TIMEOUT
@@ -147,6 +148,8 @@ class LoopbackAPIServer:
             httpd.rest.sign_token = sa_tokens.sign
         try:
             _create(httpd, bootstrap_objects() if self.rbac else [], "rbac.authorization.k8s.io")
+            for group, plural, obj in kubernetes_service(str(httpd.server_address[0]), httpd.server_address[1]):
+                _create(httpd, [(plural, obj)], group)
             _create_crds(httpd, crds)
             if self._publish_ca:
                 _publish_client_ca(httpd)
