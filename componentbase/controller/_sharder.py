@@ -247,8 +247,8 @@ class Sharder:
                 self.metrics.drain_started(kind)
         else:  # unassigned, acknowledged, or its shard is gone
             self._patch(obj, {shard_label: desired, drain_label: None})
-            self.metrics.assigned(kind, moved=bool(current))
             started = self._draining.pop((i, key), None)
+            self.metrics.assigned(kind, moved=bool(current) or started is not None)
             if started is not None:
                 self.metrics.drain_finished(time.monotonic() - started)
 

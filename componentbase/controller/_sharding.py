@@ -90,7 +90,7 @@ class Sharding:
         self._leader_client = leader_client
         self._elector: LeaderElector | None = None
         self._selected: dict[tuple[str, str], tuple[str, str | None, bool]] = {}  # (group, kind) -> selection
-        self._resources: dict[tuple[str, str], tuple[SharedInformer, bool]] | None = None
+        self._resources: dict[tuple[str, str], tuple[SharedInformer, bool, str]] | None = None
         self._busy: collections.Counter[tuple[int, str]] = collections.Counter()
         self._lock = threading.Lock()
 
@@ -115,8 +115,9 @@ class Sharding:
             self._resources = None
         return selector
 
-    def _informers(self) -> dict[tuple[str, str], tuple[SharedInformer, bool]]:
-        """(group, resource) -> this shard's informer of that sharded kind, and whether controllers reconcile it."""
+    def _informers(self) -> dict[tuple[str, str], tuple[SharedInformer, bool, str]]:
+        """(group, resource) -> this shard's informer of that sharded kind, whether controllers reconcile it, and
+        the kind."""
         with self._lock:
             if self._resources is None:
                 found = {}
@@ -125,7 +126,7 @@ class Sharding:
                                        if k == kind and group_of(av) == group)
                     mapping = self.cache.mapper.mapping(api_version, kind)
                     informer = self.cache.for_kind(api_version, kind, namespace, label_selector=selector)
-                    found[(group, mapping.resource)] = (informer, main)
+                    found[(group, mapping.resource)] = (informer, main, kind)
                 self._resources = found
             return self._resources
 
@@ -152,7 +153,7 @@ class Sharding:
         found = self._informers().get((group, resource))
         if found is None:
             return
-        informer, main = found
+        informer, main, _ = found
         labels = ((informer.get(key) or {}).get("metadata") or {}).get("labels") or {}
         if labels.get(self.config.shard_label) != self.shard or (main and self.config.drain_label in labels):
             raise NotLeader(f"refused {method} {url}: {resource} {key} is not assigned to shard {self.shard} of "
@@ -163,11 +164,11 @@ class Sharding:
     def wrap(self, controller: Controller) -> None:
         """Reconcile only what this shard's cache shows labelled with it; acknowledge a drain instead."""
         informers = controller.informers
-        by_id = {id(informer): main for informer, main in self._informers().values()}
-        if not informers or not by_id.get(id(informers[0])):
+        by_id = {id(informer): kind for informer, main, kind in self._informers().values() if main}
+        if not informers or id(informers[0]) not in by_id:
             return
         informer, inner = informers[0], controller.reconcile
-        self.metrics.count_assigned(controller.name, lambda: len(informer.list()))
+        self.metrics.count_assigned(by_id[id(informer)], lambda: len(informer.list()))
 
         def reconcile(req: Request) -> Any:
             labels = ((informer.get(req.key) or {}).get("metadata") or {}).get("labels") or {}

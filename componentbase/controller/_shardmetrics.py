@@ -43,7 +43,7 @@ class ShardingMetrics:
             ["ring"])
         add(Counter, "controller_sharding_assignments", "Unassigned objects the sharder gave a shard",
             ["ring", "kind"], "controller_sharding_assignments_total")
-        add(Counter, "controller_sharding_moves", "Objects the sharder moved from one shard to another",
+        add(Counter, "controller_sharding_moves", "Objects the sharder moved from a shard to another (drained or not)",
             ["ring", "kind"], "controller_sharding_moves_total")
         add(Counter, "controller_sharding_drains", "Drains the sharder asked of a live shard", ["ring", "kind"],
             "controller_sharding_drains_total")

@@ -7,6 +7,7 @@ drains. Leases are short (2 s) so a departure is seen within seconds.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -47,15 +48,15 @@ class Ring:
         self.log: list[tuple[str, str, float, float]] = []
         self.replicas: dict[str, tuple[Manager, threading.Event, threading.Thread, list[int]]] = {}
 
-    def start(self, shard: str, identity: str | None = None, key: str = "") -> Manager:
+    def start(self, shard: str, identity: str | None = None, key: str = "", metrics: Any = None) -> Manager:
         election = LeaderElectionConfiguration(
             leader_elect=True, resource_name=f"{self.name}-leader", resource_namespace=self.namespace,
             lease_duration=Duration("2s"), renew_deadline=Duration("1500ms"), retry_period=Duration("200ms"))
-        config = ShardingConfig(ring=self.name, kinds=[("v1", "ConfigMap")], shard=shard,
+        config = ShardingConfig(ring=self.name, kinds=[("v1", "ConfigMap")], shard=shard, selector=f"ring={self.name}",
                                 owned=[("v1", "Secret")] if self.owned else [])
         mgr = Manager(self.server.api_client(), leader_election=election, identity=identity or shard,
-                      sharding=config)
-        cms = mgr.informer("v1", "ConfigMap")
+                      sharding=config, metrics=metrics)
+        cms = mgr.informer("v1", "ConfigMap", label_selector=f"ring={self.name}")  # this test's only
         secrets = mgr.informer("v1", "Secret") if self.owned else None
 
         def reconcile(req: Request) -> Result | None:
@@ -95,7 +96,8 @@ class Ring:
     def create(self, count: int) -> list[str]:
         for i in range(count):
             self.objects.create({"apiVersion": "v1", "kind": "ConfigMap",
-                                 "metadata": {"name": f"{self.name}-{i}", "namespace": self.namespace}})
+                                 "metadata": {"name": f"{self.name}-{i}", "namespace": self.namespace,
+                                              "labels": {"ring": self.name}}})
         return [f"{self.namespace}/{self.name}-{i}" for i in range(count)]
 
     def labels(self, kind: str = "ConfigMap") -> dict[str, dict[str, str]]:
@@ -147,7 +149,8 @@ def test_each_object_is_reconciled_by_exactly_the_shard_labelled_on_it_and_each_
     assert all(by == {shards[k]} for k, by in ring.reconciled_by().items()), ring.reconciled_by()
     assert len(set(shards.values())) == 3  # 30 keys over 3 shards: each gets some
     for shard, mgr in managers.items():
-        cached = {f"default/{o['metadata']['name']}" for o in mgr.informer("v1", "ConfigMap").list()}
+        cached = {f"default/{o['metadata']['name']}" for o in mgr.informer(
+            "v1", "ConfigMap", label_selector=f"ring={ring.name}").list()}
         assert cached == {k for k, s in shards.items() if s == shard}
     leases = ring.objects.list("coordination.k8s.io/v1", "Lease", "default",
                                label_selector=f"sharding.componentbase.io/ring={ring.name}")
@@ -232,3 +235,96 @@ def test_a_deleted_shard_lease_is_created_again_and_two_replicas_with_one_identi
     eventually(lambda: not twin.is_alive(), timeout=10, what="the second replica of shard a ending")
     assert ring.stop("twin") == 1
     assert ring.replicas["a"][2].is_alive()  # the first one runs on
+
+
+def _lease(ring: Ring, shard: str, holder: str, duration: int) -> dict[str, Any]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": f"{ring.name}-{shard}", "namespace": "default",
+                         "labels": {"sharding.componentbase.io/ring": ring.name,
+                                    "sharding.componentbase.io/shard": shard}},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration, "acquireTime": now, "renewTime": now}}
+
+
+def test_a_dead_shards_objects_move_without_an_acknowledgement(ring: Ring) -> None:
+    """A shard that stops renewing (paused, partitioned) never acknowledges: its objects move once its Lease
+    has not changed for its duration, as the sharder sees it."""
+    ring.start("a")
+    ring.start("b")
+    eventually(lambda: ring.replicas["a"][0].is_leading() or ring.replicas["b"][0].is_leading(), timeout=10,
+               what="a sharder")
+    ring.objects.create(_lease(ring, "ghost", "ghost", 3))  # a shard that will never renew
+    keys = ring.create(20)
+    label = f"shard.sharding.componentbase.io/{ring.name}"
+    eventually(lambda: any(v.get(label) == "ghost" for v in ring.labels().values()), timeout=3,
+               what="objects assigned to the ghost while its Lease looked live")
+    after = eventually(lambda: ring.assigned(keys, {"a", "b"}), timeout=15, what="the ghost's objects moved")
+    eventually(lambda: all(after[k] in ring.reconciled_by().get(k, ()) for k in keys), timeout=10,
+               what="every object reconciled by a live shard")
+    ring.assert_no_overlap()
+
+
+def test_a_label_edited_by_hand_is_put_back_and_the_object_reconciled_by_its_shard(ring: Ring) -> None:
+    ring.start("a")
+    ring.start("b")
+    keys = ring.create(6)
+    before = eventually(lambda: ring.assigned(keys, {"a", "b"}), timeout=15, what="every object assigned")
+    key = keys[0]
+    obj = ring.objects.get("v1", "ConfigMap", key.split("/")[1], "default")
+    edited = time.monotonic()
+    ring.objects.patch(obj, {"metadata": {"labels": {f"shard.sharding.componentbase.io/{ring.name}": "nobody"}}})
+    eventually(lambda: ring.assigned(keys, {"a", "b"}) == before, timeout=10, what="the label put back")
+    eventually(lambda: ring.reconciled_by(edited).get(key) == {before[key]}, timeout=10,
+               what="the object reconciled by its shard")
+
+
+def test_a_shard_whose_lease_is_taken_stops_with_1_and_its_writes_are_refused(ring: Ring) -> None:
+    mgr = ring.start("a")
+    ring.start("b")
+    keys = ring.create(10)
+    before = eventually(lambda: ring.assigned(keys, {"a", "b"}), timeout=15, what="every object assigned")
+    mine = next(k for k in keys if before[k] == "a")
+    lease = ring.objects.get("coordination.k8s.io/v1", "Lease", f"{ring.name}-a", "default")
+    # As a partitioned shard finds its Lease on its return: not its own any more.
+    ring.objects.patch(lease, {"spec": {"holderIdentity": "intruder", "leaseDurationSeconds": 3600}})
+    _, _, thread, code = ring.replicas["a"]
+    thread.join(10)
+    assert code == [1]  # a lost shard Lease stops the manager, as a lost leadership does
+    with pytest.raises(NotLeader, match="does not hold its lease"):
+        mgr.objects.patch(ring.objects.get("v1", "ConfigMap", mine.split("/")[1], "default"), {"data": {"x": "y"}})
+    eventually(lambda: ring.assigned(keys, {"b"}), timeout=10, what="a's objects moved to b")
+    ring.replicas.pop("a")
+
+
+def test_metrics_per_replica_count_assigned_objects_moves_and_drains(server: LoopbackAPIServer) -> None:
+    from componentbase.metrics import Metrics
+
+    ring = Ring(server)
+    registries = {s: Metrics(process_metrics=False) for s in ("a", "b")}
+    try:
+        for s, metrics in registries.items():
+            ring.start(s, metrics=metrics)
+        keys = ring.create(20)
+        shards = eventually(lambda: ring.assigned(keys, {"a", "b"}), timeout=15, what="every object assigned")
+
+        def sample(replica: str, name: str, **labels: str) -> float:
+            value = registries[replica].registry.get_sample_value(name, {"ring": ring.name, **labels})
+            return value or 0.0
+
+        for s in ("a", "b"):
+            assert sample(s, "controller_sharding_shard_lease_held", shard=s) == 1
+            count = sum(1 for v in shards.values() if v == s)
+            gauge = functools.partial(sample, s, "controller_sharding_assigned_objects", shard=s, kind="ConfigMap")
+            eventually(lambda: gauge() == count, timeout=5, what=f"{s}'s gauge")  # noqa: B023  # called at once
+        leader = "a" if ring.replicas["a"][0].is_leading() else "b"
+        assert sample(leader, "controller_sharding_assignments_total", kind="ConfigMap") == len(keys)
+        assert sample(leader, "controller_sharding_ring_shards") == 2
+        ring.start("c")
+        eventually(lambda: ring.assigned(keys, {"a", "b", "c"}), timeout=15, what="c's share drained to it")
+        drains = sample(leader, "controller_sharding_drains_total", kind="ConfigMap")
+        assert drains >= 1 and sample(leader, "controller_sharding_moves_total", kind="ConfigMap") == drains
+        assert sample(leader, "controller_sharding_drain_duration_seconds_count") == drains
+        acks = sum(sample(s, "controller_sharding_drains_acknowledged_total", shard=s) for s in ("a", "b"))
+        assert acks == drains
+    finally:
+        ring.close()
