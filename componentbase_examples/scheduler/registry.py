@@ -16,9 +16,11 @@ from componentbase_examples.scheduler.interface import ENTRY_POINT_GROUP, Schedu
 from componentbase_examples.scheduler.plugins.balancedallocation import NodeResourcesBalancedAllocation
 from componentbase_examples.scheduler.plugins.defaultbinder import DefaultBinder
 from componentbase_examples.scheduler.plugins.defaultpreemption import DefaultPreemption
+from componentbase_examples.scheduler.plugins.dynamicresources import DynamicResources
 from componentbase_examples.scheduler.plugins.imagelocality import ImageLocality
 from componentbase_examples.scheduler.plugins.interpodaffinity import InterPodAffinity
 from componentbase_examples.scheduler.plugins.nodeaffinity import NodeAffinity
+from componentbase_examples.scheduler.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from componentbase_examples.scheduler.plugins.nodename import NodeName
 from componentbase_examples.scheduler.plugins.nodeports import NodePorts
 from componentbase_examples.scheduler.plugins.noderesourcesfit import NodeResourcesFit
@@ -50,10 +52,12 @@ DEFAULT_PLUGINS: tuple[type, ...] = (
     VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
+    DynamicResources,
     DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,
+    NodeDeclaredFeatures,
 )
 
 

@@ -45,10 +45,10 @@ def test_default_profile_is_kube_schedulers_for_the_plugins_here() -> None:
     assert names(points, "queueSort") == ["PrioritySort"]
     volumes = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
     assert names(points, "preFilter") == ["NodeName", "NodeAffinity", "NodePorts", *volumes, "PodTopologySpread",
-                                          "InterPodAffinity"]
+                                          "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"]
     assert names(points, "filter") == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
                                        "NodePorts", "NodeResourcesFit", *volumes, "PodTopologySpread",
-                                       "InterPodAffinity"]
+                                       "InterPodAffinity", "NodeDeclaredFeatures"]
     assert names(points, "reserve") == ["VolumeBinding"] and names(points, "preBind") == ["VolumeBinding"]
     assert points["score"] == [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                                ("PodTopologySpread", 2), ("InterPodAffinity", 2),

@@ -47,6 +47,12 @@ KUBE_PLUGIN_CONFIG: dict[str, dict[str, Any]] = {
 HERE = {name for name, _ in profiles.DEFAULT_MULTI_POINT}
 
 
+def test_the_default_set_is_kube_scheduler_1_37s_whole() -> None:
+    """Every plugin of 1.37's default set is here (DynamicResources and NodeDeclaredFeatures included), in its
+    order and with its weight."""
+    assert list(profiles.DEFAULT_MULTI_POINT) == KUBE_MULTI_POINT
+
+
 def _semantic(value: Any) -> Any:
     """What Go's omitempty leaves out (null, false, empty lists and maps) dropped, to compare with kube's."""
     if isinstance(value, dict):

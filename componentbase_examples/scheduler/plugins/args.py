@@ -13,6 +13,7 @@ import attrs
 import componentbase
 from componentbase import field
 from componentbase.componentconfig import Int32
+from componentbase.util import Duration
 from componentbase_examples.scheduler.plugins.podtopologyspreadargs import PodTopologySpreadArgs
 from componentbase_examples.scheduler.plugins.resourcespec import ResourceSpec, default_resources, validate_resources
 
@@ -26,6 +27,7 @@ __all__ = [
     "MOST_ALLOCATED",
     "RATIO",
     "DefaultPreemptionArgs",
+    "DynamicResourcesArgs",
     "InterPodAffinityArgs",
     "NodeAffinityArgs",
     "NodeResourcesBalancedAllocationArgs",
@@ -226,9 +228,31 @@ class VolumeBindingArgs:
         return errs
 
 
+def _duration(seconds: float) -> Any:
+    return attrs.field(default=Duration(seconds), converter=Duration)
+
+
+@attrs.define(kw_only=True)
+class DynamicResourcesArgs:
+    """kube's ``DynamicResourcesArgs`` with 1.37's defaults (DRASchedulerFilterTimeout and the binding conditions'
+    gates on): read, defaulted, validated and written as kube's, though no claim is allocated here."""
+
+    filter_timeout: Duration = _duration(10)
+    binding_timeout: Duration = _duration(600)
+
+    def validate(self, path: field.Path) -> list[Exception]:
+        errs: list[Exception] = []
+        if self.filter_timeout < 0:
+            errs.append(field.invalid(path.child("filterTimeout"), self.filter_timeout, "must be zero or positive"))
+        if self.binding_timeout < 1:
+            errs.append(field.invalid(path.child("bindingTimeout"), self.binding_timeout, "must be at least 1 second"))
+        return errs
+
+
 #: The args type of each default plugin by name: what kube's plugin args scheme knows.
 IN_TREE_ARGS: dict[str, type] = {
     "DefaultPreemption": DefaultPreemptionArgs,
+    "DynamicResources": DynamicResourcesArgs,
     "InterPodAffinity": InterPodAffinityArgs,
     "NodeAffinity": NodeAffinityArgs,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
