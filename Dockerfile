@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One image per bundled component, all from one build: `docker build --target scheduler -t componentbase-scheduler .`
-# (targets: scheduler, virtual-kubelet, hello, demo, apiserver; the last stage, demo, is the default).
+# (targets: scheduler, virtual-kubelet, hello, widgets, demo, apiserver; the last stage, demo, is the default).
 # The build stage installs the wheel into a venv; the runtime stage copies only that venv onto the same slim
 # base, so the image holds no compiler, no pip cache and no source tree. Every dependency ships wheels, so
 # neither stage needs a compiler at all.
@@ -32,6 +32,11 @@ ENTRYPOINT ["componentbase-virtual-kubelet"]
 
 FROM runtime AS hello
 ENTRYPOINT ["componentbase-hello"]
+
+# Its webhooks listen on 9443 (--webhook-port), with the certificate mounted on --webhook-cert-dir.
+FROM runtime AS widgets
+EXPOSE 9443
+ENTRYPOINT ["componentbase-widgets"]
 
 # The loopback API server listens on 127.0.0.1 only: it serves containers of the same pod (a test sidecar).
 FROM runtime AS apiserver

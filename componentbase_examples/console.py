@@ -42,6 +42,20 @@ def hello() -> None:
     controller_command("hello", setup, shard_kinds=[("v1", "ConfigMap")], shard_selector="hello=true").main()
 
 
+def widgets() -> None:
+    """``componentbase-widgets``: ``python -m componentbase_examples.widgets``, its webhooks served on
+    ``--webhook-port`` from ``--webhook-cert-dir``."""
+    from componentbase import controller_command
+
+    def setup(mgr: Manager) -> None:
+        """The example's ``setup``, imported when the controller starts, as hello's."""
+        from componentbase_examples.widgets.__main__ import setup as widgets_setup
+
+        widgets_setup(mgr)
+
+    controller_command("widgets", setup).main()
+
+
 def demo() -> None:
     """``componentbase-demo``: ``python -m componentbase_examples.demo``."""
     from componentbase_examples.demo.__main__ import new_command

@@ -230,7 +230,7 @@ def test_help_and_version_of_every_console_script_import_none_of_the_runtime(tmp
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     paths = {tuple(line.split()[1:3]): line.split() for line in result.stderr.splitlines() if line.startswith("PATH ")}
     scripts = ["componentbase-apiserver", "componentbase-demo", "componentbase-hello", "componentbase-scheduler",
-               "componentbase-virtual-kubelet"]
+               "componentbase-virtual-kubelet", "componentbase-widgets"]
     assert sorted(paths) == sorted([*((s, a) for s in scripts for a in ("--help", "--version")),
                                     ("componentbase-scheduler", "--write-config-to")]), result.stderr
     for (script, args), words in paths.items():

@@ -124,8 +124,8 @@ def test_the_dockerfile_is_multi_stage_slim_non_root_and_runs_only_the_wheels_sc
     text = (ROOT / "Dockerfile").read_text()
     assert problems(text, scripts()) == []
     _, stages = parse(text)
-    assert [s.name for s in stages] == ["build", "runtime", "scheduler", "virtual-kubelet", "hello", "apiserver",
-                                        "demo"]
+    assert [s.name for s in stages] == ["build", "runtime", "scheduler", "virtual-kubelet", "hello", "widgets",
+                                        "apiserver", "demo"]
     entrypoints = {json.loads(rest)[0] for s in stages for keyword, rest in s.instructions if keyword == "ENTRYPOINT"}
     assert entrypoints == scripts()
     runtime = next(s for s in stages if s.name == "runtime")

@@ -36,6 +36,7 @@ SCRIPTS = {
     "componentbase-scheduler": "componentbase_examples.scheduler",
     "componentbase-virtual-kubelet": "componentbase_examples.virtual_kubelet",
     "componentbase-hello": "componentbase_examples.hello",
+    "componentbase-widgets": "componentbase_examples.widgets",
     "componentbase-demo": "componentbase_examples.demo",
     "componentbase-apiserver": "componentbase.testing.apiserver",
 }
@@ -125,6 +126,7 @@ def test_the_wheel_holds_the_library_and_the_examples_and_no_other_top_level_pac
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"componentbase", "componentbase_examples"}
     assert "componentbase_examples/widgets/crd.yaml" in names
+    assert "componentbase_examples/widgets/webhooks.yaml" in names
     assert "componentbase/py.typed" in names
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
