@@ -47,9 +47,10 @@ def test_the_algorithm_benchmark_judges_its_rate() -> None:
 
 
 def test_the_controller_benchmark_writes_each_object_once() -> None:
-    out = _run("benchmarks/controller.py", "--objects=30", "--rounds=1", verdicts=2)
+    out = _run("benchmarks/controller.py", "--objects=30", "--rounds=1", verdicts=5)
     assert re.search(r"writes/object 1\.00, RSS -?\d+ B/cached object", out), out
     assert "writes per object: 1.00 (target <= 1): OK" in out, out
+    assert "hello binary writes per object: 1.00 (target <= 1): OK" in out, out  # controller_command's defaults
     assert re.search(r"ratio \(manager / raw rate\): [\d.]+", out), out
 
 
