@@ -150,7 +150,7 @@ class Manager:
             self.fence.close_after(elector.leading_until)
         #: With ``sharding`` (docs/sharding.md), the shard side: ``client`` is then fenced by the shard's Lease.
         self.sharding = None if sharding is None else Sharding(
-            sharding, api_client=api_client, leader_client=self.client, cache=self.cache, metrics=metrics,
+            sharding, api_client=api_client, fence=self.fence, cache=self.cache, metrics=metrics,
             leader_election=self.leader_election, lease_client=lease_client, identity=identity)
         self.client = self.client if self.sharding is None else self.sharding.client
         #: Any object by its apiVersion and kind, through ``client``: ``mgr.objects.patch(obj, {...})``.

@@ -40,6 +40,9 @@ __all__ = ["Sharder"]
 log = logging.getLogger("componentbase.controller.sharding")
 
 _OWNER_INDEX = "sharding-owner"
+#: Label writes in flight at once: a dead shard's objects are relabelled several at a time (never one object
+#: twice at once: the work queue hands a key to one worker).
+WORKERS = 4
 Item = tuple[bool, int, str]  # (owned kind?, index of the kind, object key)
 
 
@@ -124,20 +127,22 @@ class Sharder:
         self.owned = [factory.for_kind(av, kind) for av, kind in self.config.owned]
         queue: RateLimitingQueue[Item] = RateLimitingQueue(default_controller_rate_limiter(), name=self.name)
         self._watch(queue)
-        worker = threading.Thread(target=self._work, args=(queue,), name=self.name)
+        workers = [threading.Thread(target=self._work, args=(queue,), name=f"{self.name}-{i}") for i in range(WORKERS)]
         try:
             leases_factory.start(stop)
             factory.start(stop)
             if not (leases_factory.wait_for_cache_sync(120.0) and factory.wait_for_cache_sync(120.0)):
                 return  # stopped (or a kind not listable: logged by its informer); leading again retries
             self._tick(queue, leases_factory, stop)
-            worker.start()
+            for worker in workers:
+                worker.start()
             while not stop.wait(self.period):
                 self._tick(queue, leases_factory, stop)
         finally:
             queue.shut_down()
-            if worker.is_alive():
-                worker.join()
+            for worker in workers:
+                if worker.is_alive():
+                    worker.join()
             factory.join(1.0)
             leases_factory.join(1.0)
 

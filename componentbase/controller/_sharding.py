@@ -64,7 +64,7 @@ class DuplicateShardError(RuntimeError):
 class Sharding:
     """The shard side of one ``Manager``: its Lease, its label selector, its write guard, its sharder."""
 
-    def __init__(self, config: ShardingConfig, *, api_client: Any, leader_client: Any, cache: Any,
+    def __init__(self, config: ShardingConfig, *, api_client: Any, fence: Any, cache: Any,
                  leader_election: Any, lease_client: Any, identity: str | None, metrics: Any) -> None:
         errs = config.errors()
         if leader_election is None:
@@ -82,12 +82,17 @@ class Sharding:
         self.lease_client = lease_client or api_client
         self.cache = cache
         self.metrics = ShardingMetrics(metrics, config.ring, self.shard)
-        from componentbase.client._throttled import guarded  # imports kubernetes: only when running
+        from componentbase.client._throttled import ThrottledApiClient, guarded  # kubernetes: only when running
 
         #: The client the shard's controllers write with (``Manager.client``): see ``guard``.
         self.client = guarded(api_client, self.guard)
         self._acks = ObjectClient(guarded(api_client, self._lease_guard), cache.mapper)
-        self._leader_client = leader_client
+        # The sharder's own client: fenced by the leader election, and not held by the controllers' client-side
+        # rate limit, so relabelling a dead shard's objects does not wait behind their reconciles (its one
+        # request at a time per worker is its own limit; the API server's priority and fairness still applies).
+        self._sharder_client = ThrottledApiClient(api_client.configuration, None, fence)
+        self._sharder_client.default_headers.update(api_client.default_headers)
+        self._sharder_client.user_agent = f"{api_client.user_agent}/sharder"
         self._elector: LeaderElector | None = None
         self._selected: dict[tuple[str, str], tuple[str, str | None, bool]] = {}  # (group, kind) -> selection
         self._resources: dict[tuple[str, str], tuple[SharedInformer, bool, str]] | None = None
@@ -237,7 +242,7 @@ class Sharding:
         for r in work:
             if isinstance(r, Controller):
                 self.wrap(r)
-        sharder = Sharder(self.config, client=self._leader_client, api_client=self.api_client,
+        sharder = Sharder(self.config, client=self._sharder_client, api_client=self.api_client,
                           lease_namespace=self.lease_namespace, namespace=namespace,
                           retry_period=float(self.election.retry_period), metrics=self.metrics)
         return [*((r, False) for r, leader in runnables if not leader),

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from componentbase.client import ObjectClient
+from componentbase.controller._ring import HashRing
 from componentbase.testing import LoopbackAPIServer, eventually
 from tests.controller.helpers import configmap
 
@@ -51,9 +52,10 @@ def _state(objects: ObjectClient, names: list[str]) -> dict[str, tuple[str, str]
 
 
 def _greeted(objects: ObjectClient, names: list[str], shards: set[str]) -> dict[str, tuple[str, str]]:
-    """The state once every ConfigMap is labelled with one of ``shards`` and greeted; else empty."""
-    state = _state(objects, names)
-    done = all(shard in shards and greeting == f"hello, {n}" for n, (shard, greeting) in state.items())
+    """The state once every ConfigMap is labelled with its shard on a ring of ``shards`` and greeted; else empty."""
+    state, ring = _state(objects, names), HashRing(shards)
+    done = all(shard == ring.shard_for(f"default/{n}") and greeting == f"hello, {n}"
+               for n, (shard, greeting) in state.items())
     return state if done else {}
 
 
