@@ -98,9 +98,13 @@ KINDS: list[tuple[str, dict[str, Any]]] = [
     ("mutatingwebhookconfigurations.admissionregistration.k8s.io", _obj(
         "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mwc", webhooks=[])),
     ("validatingadmissionpolicies.admissionregistration.k8s.io", _obj(
-        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "vap", spec={"validations": []})),
+        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "vap", spec={  # kube requires both
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                    "resources": ["resourcequotas"]}]},
+            "validations": [{"expression": "true"}]})),
     ("validatingadmissionpolicybindings.admissionregistration.k8s.io", _obj(
-        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "vapb", spec={"policyName": "vap"})),
+        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "vapb",
+        spec={"policyName": "vap", "validationActions": ["Deny"]})),
     ("validatingwebhookconfigurations.admissionregistration.k8s.io", _obj(
         "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "vwc", webhooks=[])),
     ("priorityclasses.scheduling.k8s.io", _obj("scheduling.k8s.io/v1", "PriorityClass", "high", value=1000)),
