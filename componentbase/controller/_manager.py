@@ -109,8 +109,9 @@ class Manager:
       cache's reads and Events (see ``event_recorder``). Never write a controller's objects with it.
     - ``cache``: the ``InformerFactory`` behind ``informer``; ``writes``: what read-your-own-writes waits for.
     - ``webhooks``: the admission and conversion webhook server, run on every replica, before the caches.
-    - ``fence``, ``leader_election``, ``lease_client``, ``metrics``, ``watchdog``, ``identity``, ``on_lost``,
-      ``sync_timeout``: as given or taken from the config.
+    - ``event_broadcaster``: the Events' sender, made on first use (``event_recorder``).
+    - ``fence``, ``leader_election``, ``elector``, ``lease_client``, ``metrics``, ``watchdog``, ``identity``,
+      ``on_lost``, ``sync_timeout``: as given or taken from the config.
     """
 
     def __init__(self, api_client: Any, *, leader_election: LeaderElectionConfiguration | None = None,
