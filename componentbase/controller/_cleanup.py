@@ -13,7 +13,8 @@ cache is still reconciled, as a deleted object always is.
 
 Finalizer writes are JSON merge patches of the whole list carrying the object's ``resourceVersion``: a
 stale cache gets a 409 conflict (and a retry once the cache caught up) instead of overwriting a finalizer
-another controller added meanwhile.
+another controller added meanwhile. The removal after a cleanup that wrote the object itself meets that
+conflict too: it reads the object again and removes the finalizer from it, so cleanup runs once.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from componentbase.client import ObjectClient, describe, is_not_found, status_of
+from componentbase.client import ObjectClient, describe, is_conflict, is_not_found, status_of
 from componentbase.controller._finalizers import finalizers_of, is_being_deleted
 from componentbase.controller._types import Obj, Reconciler, Request, Result
 from componentbase.util import deepcopy_json
@@ -90,18 +91,24 @@ class Finalizing:
 
         ``action`` (``adding finalizer x to``) starts the one-line error of a refused write.
         """
-        meta = obj.get("metadata") or {}
-        patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}}
         try:
-            self.objects.patch(obj, patch)
+            self._write(obj, finalizers)
         except Exception as err:
-            if is_not_found(err):
-                return False
-            if status_of(err) is None:
-                raise
-            raise FinalizerError(f"{action} {obj.get('kind')} {Request.of(obj)}: {describe(err).summary}") from None
+            return self._refused(err, obj, action)
         log.debug("%s %s %s", action, obj.get("kind"), Request.of(obj))
         return True
+
+    def _write(self, obj: Obj, finalizers: list[str]) -> None:
+        guard = (obj.get("metadata") or {}).get("resourceVersion")  # a stale view conflicts, never overwrites
+        self.objects.patch(obj, {"metadata": {"finalizers": finalizers, "resourceVersion": guard}})
+
+    def _refused(self, err: Exception, obj: Obj, action: str) -> bool:
+        """False for an object gone (404); else ``err`` raised again, as one line when the server refused."""
+        if is_not_found(err):
+            return False
+        if status_of(err) is None:
+            raise err
+        raise FinalizerError(f"{action} {obj.get('kind')} {Request.of(obj)}: {describe(err).summary}") from None
 
     def _add(self, cached: Obj) -> bool:
         """Add the finalizer and wait until the cache shows it; False if the object is gone."""
@@ -116,8 +123,25 @@ class Finalizing:
         return True
 
     def _remove(self, cached: Obj) -> None:
-        left = [f for f in finalizers_of(cached) if f != self.finalizer]
-        self._patch(cached, left, f"removing finalizer {self.finalizer} from")
+        """Remove the finalizer once cleanup returned. A cleanup that wrote the object itself (a status
+        saying it is going) moved it past ``cached``: on that conflict the object is read again and the
+        finalizer removed from it, rather than failing the key and running the cleanup a second time."""
+        action = f"removing finalizer {self.finalizer} from"
+        try:
+            self._write(cached, [f for f in finalizers_of(cached) if f != self.finalizer])
+        except Exception as err:
+            if not is_conflict(err):
+                self._refused(err, cached, action)
+                return
+            meta = cached.get("metadata") or {}
+            try:
+                live = self.objects.get(str(cached.get("apiVersion", "")), str(cached.get("kind", "")),
+                                        str(meta.get("name", "")), str(meta.get("namespace") or ""))
+            except Exception as read:
+                self._refused(read, cached, action)
+                return
+            if self.finalizer in finalizers_of(live):
+                self._patch(live, [f for f in finalizers_of(live) if f != self.finalizer], action)
 
     def _step(self, req: Request) -> tuple[str, Obj | None]:
         """What this key needs: ``reconcile``, ``add`` (then reconcile), ``cleanup`` or ``skip``."""
