@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,14 +26,41 @@ from componentbase.testing import LoopbackAPIServer
 
 pytestmark = pytest.mark.integration
 
-CRD = Path(__file__).resolve().parents[1] / "componentbase_examples" / "widgets" / "crd.yaml"
+#: A custom resource of the tests' own (the widgets example's CRD changes with the example): a status
+#: subresource with a phase, and a spec that is validated.
+CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties: {replicas: {type: integer, minimum: 0}}
+            status:
+              type: object
+              properties: {phase: {type: string}, observedGeneration: {type: integer}}
+"""
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LoopbackAPIServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackAPIServer]:
     """One server for the module: each test works on objects of its own names."""
-    with LoopbackAPIServer(crd_dirs=[CRD]) as s:
+    crd = tmp_path_factory.mktemp("crds") / "widgets.yaml"
+    crd.write_text(CRD)
+    with LoopbackAPIServer(crd_dirs=[crd]) as s:
         yield s
 
 
