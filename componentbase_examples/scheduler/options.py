@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import attrs
 
 import componentbase
-from componentbase_examples.scheduler import config
+from componentbase_examples.scheduler import config, features
 from componentbase_examples.scheduler.simulation_options import SimulationOptions
 
 DEPRECATED = "Deprecated flags"
@@ -84,8 +84,16 @@ class SchedulerOptions(componentbase.ComponentOptions):
     serving: componentbase.ServingOptions = attrs.field(
         factory=lambda: componentbase.ServingOptions.for_component(10259, "kube-scheduler"))
     deprecated: DeprecatedOptions = attrs.field(factory=DeprecatedOptions)
-    feature_gates: componentbase.FeatureGateOptions = attrs.field(factory=componentbase.FeatureGateOptions)
+    feature_gates: componentbase.FeatureGateOptions = attrs.field(
+        factory=lambda: componentbase.FeatureGateOptions(gate=features.FEATURE_GATE))
     simulation: SimulationOptions = attrs.field(factory=SimulationOptions)
+
+    def complete(self) -> list[Exception]:
+        """Without ``--config`` the defaults are taken again now that ``--feature-gates`` is applied: kube-scheduler
+        defaults its config after parsing flags, and a gate decides defaults (StorageCapacityScoring's shape)."""
+        if not self.config_file:
+            self.component_config = self.default_component_config()
+        return super().complete()
 
     def validate_component_config(self, cfg: Any) -> list[Exception]:
         return list(config.validate(cfg))

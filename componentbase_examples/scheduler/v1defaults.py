@@ -17,7 +17,7 @@ from typing import Any
 import componentbase
 from componentbase.componentconfig import Int32, Int64
 from componentbase_examples.scheduler import profileconfig
-from componentbase_examples.scheduler.plugins.args import IN_TREE_ARGS
+from componentbase_examples.scheduler.plugins.args import IN_TREE_ARGS, VolumeBindingArgs, default_volume_shape
 from componentbase_examples.scheduler.plugins.resourcespec import ResourceSpec, default_resources
 
 __all__ = ["IN_TREE_ARGS", "default_args", "set_defaults_profile"]
@@ -60,6 +60,8 @@ def _set_defaults_args(args: Any) -> None:
         strategy.resources = _default_resources(strategy.resources)
     if isinstance(getattr(args, "resources", None), list):
         args.resources = _default_resources(args.resources)
+    if getattr(args, "shape", None) == [] and isinstance(args, VolumeBindingArgs):  # len(shape) == 0: kube's default
+        args.shape = default_volume_shape()
     if getattr(args, "defaulting_type", None) == "":
         args.defaulting_type = "System"
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import io
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from componentbase.serving import configz
+from componentbase_examples.scheduler import features
 from componentbase_examples.scheduler.__main__ import new_command
 
 pytestmark = pytest.mark.unit
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.unit
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 
-def errors(text: str) -> list[str]:
+def errors(text: str, *flags: str) -> list[str]:
     """The command's error lines for a config file, the file's name left out."""
     cmd = new_command()
     cmd.configz_registry = configz.Registry()
@@ -27,7 +29,7 @@ def errors(text: str) -> list[str]:
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "c.yaml"
         source.write_text(HEADER + text)
-        code = cmd.execute([f"--config={source}"], stdout=io.StringIO(), stderr=err)
+        code = cmd.execute([*flags, f"--config={source}"], stdout=io.StringIO(), stderr=err)
     assert code == 1
     return [line.removeprefix("Error: ").replace(f"{source}:", "") for line in err.getvalue().splitlines()
             if line.startswith("Error: ")]
@@ -100,8 +102,33 @@ def test_node_affinity_args_skip_empty_terms_and_weightless_preferences() -> Non
         "the value must be an integer"]
 
 
-def test_volume_binding_shape_without_storage_capacity_scoring() -> None:
+@pytest.fixture
+def gate_restored() -> Iterator[None]:
+    """--feature-gates sets the process's gate, as kube's DefaultFeatureGate: put StorageCapacityScoring back."""
+    yield
+    features.FEATURE_GATE.set_from_map({features.STORAGE_CAPACITY_SCORING: True})
+
+
+def test_volume_binding_shape_without_storage_capacity_scoring(gate_restored: None) -> None:
     """TestValidateVolumeBindingArgs' "[StorageCapacityScoring=off] error if the shape is not nil"."""
-    (line,) = errors(ARGS.format(name="VolumeBinding", args="{shape: [{utilization: 1, score: 1}]}"))
+    (line,) = errors(ARGS.format(name="VolumeBinding", args="{shape: [{utilization: 1, score: 1}]}"),
+                     "--feature-gates=StorageCapacityScoring=false")
     assert line.startswith("profiles[0].pluginConfig[0].args.shape: Invalid value: ")
     assert line.endswith(": unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
+
+
+@pytest.mark.parametrize(("shape", "expected"), [
+    # "[StorageCapacityScoring=on] shape points must be sorted in increasing order"
+    ("[{utilization: 3, score: 3}, {utilization: 1, score: 1}]",
+     ["shape[1].utilization: Invalid value: 1: values must be sorted in increasing order"]),
+    # "[StorageCapacityScoring=on] shape point: invalid utilization and score"
+    ("[{utilization: -1, score: 1}, {utilization: 10, score: -1}, {utilization: 20, score: 11}, "
+     "{utilization: 101, score: 1}]",
+     ["shape[0].utilization: Invalid value: -1: not in valid range [0, 100]",
+      "shape[1].score: Invalid value: -1: not in valid range [0, 10]",
+      "shape[2].score: Invalid value: 11: not in valid range [0, 10]",
+      "shape[3].utilization: Invalid value: 101: not in valid range [0, 100]"]),
+], ids=["sorted", "ranges"])
+def test_volume_binding_shape_with_storage_capacity_scoring(shape: str, expected: list[str]) -> None:
+    prefix = "profiles[0].pluginConfig[0].args."
+    assert errors(ARGS.format(name="VolumeBinding", args=f"{{shape: {shape}}}")) == [prefix + e for e in expected]

@@ -51,7 +51,7 @@ def test_default_profile_is_kube_schedulers_for_the_plugins_here() -> None:
                                        "InterPodAffinity", "NodeDeclaredFeatures"]
     assert names(points, "reserve") == ["VolumeBinding"] and names(points, "preBind") == ["VolumeBinding"]
     assert points["score"] == [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                               ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+                               ("VolumeBinding", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
                                ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
     assert names(points, "bind") == ["DefaultBinder"]
 

@@ -42,7 +42,9 @@ KUBE_PLUGIN_CONFIG: dict[str, dict[str, Any]] = {
     "NodeResourcesBalancedAllocation": {"resources": CPU_MEMORY},
     "NodeResourcesFit": {"scoringStrategy": {"type": "LeastAllocated", "resources": CPU_MEMORY}},
     "PodTopologySpread": {"defaultingType": "System"},
-    "VolumeBinding": {"bindTimeoutSeconds": 600},
+    # StorageCapacityScoring is beta and on in 1.37: SetDefaults_VolumeBindingArgs adds its shape
+    "VolumeBinding": {"bindTimeoutSeconds": 600, "shape": [{"utilization": 0, "score": 10},
+                                                           {"utilization": 100, "score": 0}]},
 }
 HERE = {name for name, _ in profiles.DEFAULT_MULTI_POINT}
 

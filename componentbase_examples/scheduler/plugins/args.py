@@ -14,6 +14,7 @@ import componentbase
 from componentbase import field
 from componentbase.componentconfig import Int32
 from componentbase.util import Duration
+from componentbase_examples.scheduler import features
 from componentbase_examples.scheduler.plugins.podtopologyspreadargs import PodTopologySpreadArgs
 from componentbase_examples.scheduler.plugins.resourcespec import ResourceSpec, default_resources, validate_resources
 
@@ -212,17 +213,20 @@ def _validate_shape(shape: list[UtilizationShapePoint], path: field.Path) -> lis
 
 
 class VolumeBindingArgs:
-    """kube's VolumeBindingArgs; ``shape`` scores by capacity only with StorageCapacityScoring (not here)."""
+    """kube's VolumeBindingArgs: ``shape`` maps the utilization of a node's matching volumes to a score when
+    StorageCapacityScoring is on (then it defaults to kube's: 0% -> 10, 100% -> 0, the emptier the better)."""
 
     bind_timeout_seconds: int = 600
-    shape: list[dict[str, Any]] | None = None
+    shape: list[UtilizationShapePoint] | None = attrs.field(factory=lambda: default_volume_shape())
 
     def validate(self, path: field.Path) -> list[Exception]:
         errs: list[Exception] = []
         if self.bind_timeout_seconds < 0:
             errs.append(field.invalid(path.child("bindTimeoutSeconds"), self.bind_timeout_seconds,
                                       "invalid BindTimeoutSeconds, should not be a negative value"))
-        if self.shape:
+        if features.enabled(features.STORAGE_CAPACITY_SCORING):
+            errs += _validate_shape(self.shape or [], path.child("shape"))
+        elif self.shape is not None:
             errs.append(field.invalid(path.child("shape"), self.shape, "unexpected field `shape`, remove it or turn "
                                       "on the feature gate StorageCapacityScoring"))
         return errs
@@ -247,6 +251,14 @@ class DynamicResourcesArgs:
         if self.binding_timeout < 1:
             errs.append(field.invalid(path.child("bindingTimeout"), self.binding_timeout, "must be at least 1 second"))
         return errs
+
+
+def default_volume_shape() -> list[UtilizationShapePoint] | None:
+    """kube's ``SetDefaults_VolumeBindingArgs`` shape: with StorageCapacityScoring, empty volumes score most."""
+    if not features.enabled(features.STORAGE_CAPACITY_SCORING):
+        return None
+    return [UtilizationShapePoint(utilization=Int32(0), score=Int32(MAX_CUSTOM_PRIORITY_SCORE)),
+            UtilizationShapePoint(utilization=Int32(MAX_UTILIZATION), score=Int32(0))]
 
 
 #: The args type of each default plugin by name: what kube's plugin args scheme knows.

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 import componentbase
+from componentbase_examples.scheduler import features
 from componentbase_examples.scheduler.framework import (
     SKIP,
     Code,
@@ -59,6 +60,7 @@ from componentbase_examples.scheduler.plugins.volumes import (
     pv_matches_node,
     topology_matches,
 )
+from componentbase_examples.scheduler.plugins.volumescore import capacity_scorer
 from componentbase_examples.scheduler.podinfo import PodInfo
 from componentbase_examples.scheduler.snapshot import NodeInfo
 
@@ -162,6 +164,9 @@ class VolumeBinding(Plugin):
         client = getattr(handle, "client", None)
         self.api = VolumeAPI(client) if client is not None else None
         self.bind_timeout = float(self.args.bind_timeout_seconds)
+        shape = self.args.shape if features.enabled(features.STORAGE_CAPACITY_SCORING) else None
+        self.scorer = capacity_scorer(shape, lambda pv, pvc: (pv_class(pv), _size(pvc), _capacity(pv))) \
+            if shape else None
 
     # PreFilter
 
@@ -299,6 +304,17 @@ class VolumeBinding(Plugin):
             if not topology_matches(sc.get("allowedTopologies"), node.labels):
                 return False
         return True
+
+    # PreScore, Score: the capacity of the volumes a node would give the claims (volumescore)
+
+    @componentbase.hookimpl
+    def scheduler_pre_score(self, state: CycleState) -> Status | None:
+        return None if self.scorer is not None and self.name in state else SKIP
+
+    @componentbase.hookimpl
+    def scheduler_score(self, state: CycleState, nodes: list[NodeInfo]) -> list[int]:
+        by_node, scorer = state[self.name].by_node, self.scorer
+        return [scorer(by_node[n.name]) if scorer is not None and n.name in by_node else 0 for n in nodes]
 
     # Reserve, Unreserve
 
