@@ -68,7 +68,7 @@ class Sharder:
     needs_leader = True
 
     def __init__(self, config: ShardingConfig, *, client: Any, api_client: Any, lease_namespace: str,
-                 namespace: Any, retry_period: float, metrics: ShardingMetrics) -> None:
+                 namespace: Any, retry_period: float, lease_duration: float, metrics: ShardingMetrics) -> None:
         self.config = config
         self.name = f"sharder-{config.ring}"
         self.client = client  # fenced by the leader election: a deposed sharder writes nothing
@@ -76,6 +76,8 @@ class Sharder:
         self.lease_namespace = lease_namespace
         self.namespace = namespace
         self.period = min(retry_period, 1.0)
+        self.lease_duration = lease_duration
+        self._started = float("inf")  # when this sharder's view of the Leases began (set once synced)
         self.metrics = metrics
         self.ring = HashRing([], config.virtual_nodes)
         self._seen: dict[str, tuple[tuple[Any, ...], float, str]] = {}  # lease -> (record, seen at, shard)
@@ -133,6 +135,7 @@ class Sharder:
             factory.start(stop)
             if not (leases_factory.wait_for_cache_sync(120.0) and factory.wait_for_cache_sync(120.0)):
                 return  # stopped (or a kind not listable: logged by its informer); leading again retries
+            self._started = time.monotonic()
             self._tick(queue, leases_factory, stop)
             for worker in workers:
                 worker.start()
@@ -205,8 +208,10 @@ class Sharder:
             except ShutDown:
                 return
             try:
-                self._sync(item)
+                wait = self._sync(item)
                 queue.forget(item)
+                if wait:
+                    queue.add_after(item, wait)
             except NotLeader:
                 queue.forget(item)  # leadership is ending: the run stops next
             except Exception as err:  # an API error: retried with backoff
@@ -228,20 +233,26 @@ class Sharder:
                                                       else {})}}
         self.objects.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": labels}})
 
-    def _sync(self, item: Item) -> None:
+    def _sync(self, item: Item) -> float | None:
+        """Label one object; a delay when it must be looked at again later, None when done."""
         owned, i, key = item
         if owned:
             self._sync_owned(i, key)
-            return
+            return None
         obj = self.mains[i].get(key)
         shard_label, drain_label = self.config.shard_label, self.config.drain_label
         if obj is None:
             self._draining.pop((i, key), None)
-            return
+            return None
         labels, ring = _labels(obj), self.ring
         desired, current = ring.shard_for(key), labels.get(shard_label, "")
         if not desired or (current == desired and drain_label not in labels):
-            return
+            return None
+        unseen = self._started + self.lease_duration - time.monotonic()
+        if current and current not in ring.shards and not self._known(current) and unseen > 0:
+            # A shard this sharder has no Lease of yet: a new sharder waits a lease duration before it takes
+            # the objects of a shard that may be starting (its Lease not yet created, or not yet seen).
+            return unseen
         kind = self.config.kinds[i][1]
         if current == desired:  # drained, then the ring changed back: it may stay
             self._patch(obj, {drain_label: None})
@@ -256,6 +267,11 @@ class Sharder:
             self.metrics.assigned(kind, moved=bool(current) or started is not None)
             if started is not None:
                 self.metrics.drain_finished(time.monotonic() - started)
+        return None
+
+    def _known(self, shard: str) -> bool:
+        with self._lock:
+            return any(s == shard for _, _, s in self._seen.values())
 
     def _sync_owned(self, j: int, key: str) -> None:
         obj = self.owned[j].get(key)

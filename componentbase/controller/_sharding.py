@@ -244,7 +244,8 @@ class Sharding:
                 self.wrap(r)
         sharder = Sharder(self.config, client=self._sharder_client, api_client=self.api_client,
                           lease_namespace=self.lease_namespace, namespace=namespace,
-                          retry_period=float(self.election.retry_period), metrics=self.metrics)
+                          retry_period=float(self.election.retry_period),
+                          lease_duration=float(self.election.lease_duration), metrics=self.metrics)
         return [*((r, False) for r, leader in runnables if not leader),
                 (_Member(self, work, failed), False), (sharder, True)]
 
