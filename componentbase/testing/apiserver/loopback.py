@@ -200,6 +200,7 @@ class LoopbackAPIServer:
         httpd.shutdown()
         httpd.hang_up_all()
         httpd.server_close()
+        httpd.rest.webhooks.client.close()  # the webhook connections kept alive
         if self._thread is not None:
             self._thread.join(timeout=5)
         return True
