@@ -12,10 +12,11 @@ from componentbase.webhook import AdmissionRequest, Denied
 
 
 def default_owner(req: AdmissionRequest) -> None:
-    """Only a webhook knows who asks: the schema cannot default the owner to the creator."""
+    """Only a webhook knows who asks: the schema cannot default the owner to the creator. An update that
+    leaves the owner out (a replace) keeps the old one."""
     assert req.object is not None  # webhooks.yaml sends CREATE and UPDATE, which carry the object
-    spec = req.object.setdefault("spec", {})
-    spec.setdefault("owner", req.user_info.get("username", ""))
+    old_owner = (req.old_object or {}).get("spec", {}).get("owner")
+    req.object.setdefault("spec", {}).setdefault("owner", old_owner or req.user_info.get("username", ""))
 
 
 def check_owner(req: AdmissionRequest) -> None:
