@@ -17,7 +17,7 @@ from componentbase.componentconfig._featuregate import (
 from componentbase.componentconfig._featuregateoptions import (
     FeatureGateOptions,
 )
-from componentbase.componentconfig._gotypes import NULL_IS_UNSET, Float32, Int32, Int64, pointer
+from componentbase.componentconfig._gotypes import NULL_IS_UNSET, OMIT_EMPTY, Float32, Int32, Int64, pointer
 from componentbase.componentconfig._leaderelectionoptions import (
     LeaderElectionOptions,
 )
@@ -38,6 +38,7 @@ from componentbase.componentconfig._types import (
 __all__ = [
     "JSON_NAME",
     "NULL_IS_UNSET",
+    "OMIT_EMPTY",
     "ClientConnectionConfiguration",
     "DebuggingConfiguration",
     "DecodeError",

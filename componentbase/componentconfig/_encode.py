@@ -1,7 +1,8 @@
 """Writing configs: attrs objects to their wire form (camelCase, Go durations) and to YAML text.
 
 Every field is written, in declaration order, so a written file shows every setting a component runs
-with; map keys are sorted, as Go's encoder writes them, so equal configs encode to equal text.
+with (but a nil ``omitempty`` pointer, which Go leaves out too); map keys are sorted, as Go's encoder writes
+them, so equal configs encode to equal text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from componentbase.componentconfig._gotypes import OMIT_EMPTY
 from componentbase.componentconfig._naming import json_name_of
 from componentbase.componentconfig._yamlwrite import block_yaml
 from componentbase.util._duration import Duration
@@ -41,7 +43,8 @@ def to_dict(obj: object) -> dict[str, Any]:
     """An attrs object's fields, in declaration order, under their wire names (no ``apiVersion``/``kind``)."""
     cls: Any = type(obj)
     require_attrs(cls)
-    return {json_name_of(a): unstructure(getattr(obj, a.name)) for a in attrs.fields(cls) if a.init}
+    return {json_name_of(a): unstructure(value) for a in attrs.fields(cls)
+            if a.init and not ((value := getattr(obj, a.name)) is None and a.metadata.get(OMIT_EMPTY))}
 
 
 def require_attrs(cls: type) -> None:

@@ -23,7 +23,7 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 @attrs.define(kw_only=True)
 class Plugin:
     name: str
-    weight: Int32 | None = None
+    weight: Int32 | None = pointer(None, omitempty=True)  # v1's *int32 `json:"weight,omitempty"`
 
 
 @attrs.define(kw_only=True)

@@ -205,3 +205,21 @@ def test_round_trip_of_a_defaulted_config_with_empty_and_none_values() -> None:
     default_scheduler(cfg)
     assert SCHEME.decode(SCHEME.encode(cfg)) == cfg
 
+
+
+@pytest.mark.unit
+def test_a_nil_omitempty_pointer_is_left_out_as_go_leaves_it_and_reads_back() -> None:
+    """kube-scheduler's v1 ``Plugin.Weight`` is ``*int32 `json:"weight,omitempty"```: a written file says
+    ``- name: PrioritySort`` with no weight, not ``weight: null``."""
+    import attrs
+
+    from componentbase.componentconfig import pointer
+
+    @attrs.define(kw_only=True)
+    class Weighted:
+        name: str
+        weight: int | None = pointer(None, omitempty=True)
+        other: int | None = pointer(None)
+
+    assert to_dict(Weighted(name="a")) == {"name": "a", "other": None}
+    assert to_dict(Weighted(name="a", weight=0)) == {"name": "a", "weight": 0, "other": None}

@@ -106,8 +106,9 @@ def test_written_defaults_are_kube_schedulers(tmp_path: Path) -> None:
     assert written["percentageOfNodesToScore"] == 0
     (profile,) = written["profiles"]
     assert profile["schedulerName"] == "default-scheduler"
-    assert [(p["name"], p["weight"]) for p in profile["plugins"]["multiPoint"]["enabled"]] == \
-        [(n, w) for n, w in KUBE_MULTI_POINT if n in HERE]
+    # A plugin kube names no weight for has no weight key at all (v1's omitempty), not "weight: null".
+    assert [(p["name"], p.get("weight", "absent")) for p in profile["plugins"]["multiPoint"]["enabled"]] == \
+        [(n, "absent" if w is None else w) for n, w in KUBE_MULTI_POINT if n in HERE]
     assert all(not _semantic(s) for point, s in profile["plugins"].items() if point != "multiPoint")
     expected = [{"name": n, "args": {"apiVersion": V1, "kind": f"{n}Args", **args}}
                 for n, args in KUBE_PLUGIN_CONFIG.items() if n in HERE]
