@@ -63,6 +63,11 @@ class Finalizing:
         self.cleanup = cleanup
         self.objects = objects
         self.controller: Controller | None = None
+        #: key -> uid of the objects whose finalizer was removed after their cleanup. The removal's answer is
+        #: the resourceVersion the cache holds, so read-your-own-writes does not wait, and until the DELETED
+        #: event the cache shows the finalizer: a key queued again meanwhile (an event during cleanup) would
+        #: run cleanup twice. By uid: kube adds no finalizer to an object being deleted, so it never returns.
+        self._released: dict[str, str] = {}
 
     def bind(self, controller: Controller) -> None:
         """The controller whose primary (first-watched) informer holds the objects to finalize."""
@@ -123,6 +128,10 @@ class Finalizing:
         return True
 
     def _remove(self, cached: Obj) -> None:
+        self._drop(cached)
+        self._released[Request.of(cached).key] = _uid(cached)
+
+    def _drop(self, cached: Obj) -> None:
         """Remove the finalizer once cleanup returned. A cleanup that wrote the object itself (a status
         saying it is going) moved it past ``cached``: on that conflict the object is read again and the
         finalizer removed from it, rather than failing the key and running the cleanup a second time."""
@@ -146,11 +155,14 @@ class Finalizing:
     def _step(self, req: Request) -> tuple[str, Obj | None]:
         """What this key needs: ``reconcile``, ``add`` (then reconcile), ``cleanup`` or ``skip``."""
         cached = self._cached(req)
+        if cached is None or not is_being_deleted(cached):
+            self._released.pop(req.key, None)  # gone, or another object of that name
         if cached is None:
             return "reconcile", None
         held = self.finalizer in finalizers_of(cached)
         if is_being_deleted(cached):
-            return ("cleanup", cached) if held else ("skip", cached)
+            cleaned = self._released.get(req.key) == _uid(cached)
+            return ("cleanup", cached) if held and not cleaned else ("skip", cached)
         return ("reconcile", cached) if held else ("add", cached)
 
     def reconcile_sync(self, req: Request) -> Result | Awaitable[Result | None] | None:
@@ -179,6 +191,10 @@ class Finalizing:
             return None
         answer: Result | None = await _call(self.user_reconcile, req)
         return answer
+
+
+def _uid(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
 
 
 async def _call(fn: Callable[[Any], Any], arg: Any) -> Any:

@@ -28,6 +28,7 @@ from componentbase.controller import (
     set_controller_reference,
 )
 from componentbase.controller._cleanup import Finalizing
+from componentbase.informers import InformerFactory
 from componentbase.testing import LoopbackAPIServer, eventually
 from componentbase.workqueue import ItemExponentialFailureRateLimiter
 from tests.controller.helpers import configmap
@@ -180,6 +181,31 @@ def test_a_cleanup_that_writes_its_object_runs_once_and_lets_it_go(web: Web) -> 
     _delete(web, "w")
     eventually(lambda: web.exists("w") is None, what="w gone once cleaned up")
     assert len(web.cleanups["w"]) == 1, "the finalizer goes with the object's newer resourceVersion, no retry"
+
+
+def test_a_key_reconciled_again_before_the_cache_shows_the_finalizer_gone_is_not_cleaned_up_twice(web: Web) -> None:
+    """An event during cleanup (cleanup's own write, a child's) queues the key again, and the removal's answer
+    is the resourceVersion the cache already holds: the cache still shows the finalizer until the DELETED
+    event comes. A cache stopped at that moment holds it there."""
+    cleaned: list[str] = []
+    cache = InformerFactory(web.api)
+    finalizing = Finalizing(lambda req: None, FINALIZER, lambda obj: cleaned.append(obj["metadata"]["name"]),
+                            web.mgr.objects)
+    finalizing.bind(Controller("frozen", finalizing.reconcile).watch(
+        cache.for_kind("v1", "ConfigMap", "default", label_selector="app=frozen")))
+    web.objects.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "g", "namespace": "default", "labels": {"app": "frozen"}, "finalizers": [FINALIZER]}})
+    _delete(web, "g")
+    stop = threading.Event()
+    cache.start(stop)
+    eventually(lambda: (c := finalizing._cached(Request("default", "g"))) and c["metadata"].get("deletionTimestamp"),
+               what="the cache showing g being deleted")
+    stop.set()
+    assert cache.join(5)
+    finalizing.reconcile_sync(Request("default", "g"))
+    assert web.exists("g") is None and cleaned == ["g"]
+    finalizing.reconcile_sync(Request("default", "g"))  # the cache still shows g with the finalizer
+    assert cleaned == ["g"], "cleanup ran once"
 
 
 def test_an_owned_child_is_garbage_collected_with_its_owner(web: Web) -> None:
