@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from componentbase.client import describe, status_of
 from componentbase.controller._handlers import enqueue_object
 from componentbase.controller._loop import Expired, Panicked, ReconcileLoop, Stopped
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result, TerminalError
@@ -238,7 +239,7 @@ class Controller:
                 self.metrics.observe_panic(self.name)
             if isinstance(err, TerminalError):
                 self.metrics.observe_terminal_error(self.name)
-        what = str(err) if isinstance(err, Panicked) else f"{type(err).__name__}: {err}"
+        what = str(err) if isinstance(err, Panicked) else f"{type(err).__name__}: {_one_line(err)}"
         trace = err if panic else None
         if isinstance(err, TerminalError):
             queue.forget(req)
@@ -255,3 +256,10 @@ class Controller:
     def _observe(self, result: str, start: float) -> None:
         if self.metrics is not None:
             self.metrics.observe_reconcile(self.name, result, time.monotonic() - start)
+
+
+def _one_line(err: BaseException) -> str:
+    """An API error as the server's Status says it (``422 Invalid: ConfigMap "x" is invalid: ...``): the
+    official client's ``str()`` is five lines with the response headers. Others (a ``Conflict``) as they are."""
+    text = str(err)
+    return describe(err).summary if status_of(err) is not None and "\n" in text else text

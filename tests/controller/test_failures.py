@@ -13,9 +13,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from componentbase.client import ObjectClient
 from componentbase.controller import Controller, Request, TerminalError
 from componentbase.metrics import Metrics
-from componentbase.testing import eventually
+from componentbase.testing import LoopbackAPIServer, eventually
 from componentbase.workqueue import ItemExponentialFailureRateLimiter
 
 pytestmark = pytest.mark.integration
@@ -123,6 +124,29 @@ def test_a_panic_is_recovered_counted_and_retried_and_the_worker_lives(caplog: p
     assert sample(metrics, 'controller_runtime_reconcile_errors_total{controller="panicky"}') == 2
     [record] = [r for r in caplog.records if "key=default/a" in r.getMessage()]
     assert record.getMessage().endswith("(retry 1 in 0.001s): SystemExit: bye") and record.exc_info is not None
+
+
+def test_an_api_error_is_logged_on_one_line_as_the_server_said_it(kube_apiserver: LoopbackAPIServer,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """The official client's ``str()`` of an ``ApiException`` is five lines, response headers and all."""
+    objects = ObjectClient(kube_apiserver.api_client())
+    times: Counter[str] = Counter()
+
+    def reconcile(req: Request) -> None:  # a child the server refuses: the usual failure of an operator
+        times[req.name] += 1
+        objects.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name",
+                                                                              "namespace": "default"}})
+
+    with caplog.at_level(logging.ERROR, "componentbase.controller"), \
+            running(Controller("refused", reconcile, rate_limiter=fast()), "k"):
+        eventually(lambda: times["k"] >= 2, what="the retry")
+    error = errors_of(caplog, "key=default/k")[0]
+    assert error == (
+        "Reconciler error controller=refused key=default/k (retry 1 in 0.001s): UnprocessableEntityException: 422 Invalid: "
+        'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 '
+        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with "
+        "an alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
 
 
 def test_work_in_progress_is_exposed_under_controller_runtime_and_client_go_names() -> None:
