@@ -123,6 +123,16 @@ def test_list_follows_continue_filters_by_selectors_and_items_carry_their_kind(
     assert objects.get("v1", "ConfigMap", "page-0", "default")["metadata"]["labels"]["n"] == "0"
 
 
+def test_a_namespaced_object_without_a_namespace_is_refused_naming_the_field(objects: ObjectClient) -> None:
+    """The server would answer the path without a namespace with 404 'the server could not find the
+    requested resource', which names neither the object nor what is missing."""
+    with pytest.raises(ValueError, match=r"^GET of a ConfigMap needs metadata\.namespace: the kind is namespaced$"):
+        objects.get("v1", "ConfigMap", "kube-root-ca.crt")
+    with pytest.raises(ValueError, match=r"^POST of a Widget needs metadata\.namespace: the kind is namespaced$"):
+        objects.create({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    assert objects.get("v1", "Namespace", "default")["metadata"]["name"] == "default"  # cluster-scoped: none
+
+
 def test_update_puts_the_object_and_a_stale_resource_version_is_a_conflict(objects: ObjectClient) -> None:
     created = objects.create(cm("upd", greeting="hi"))
     updated = objects.update({**created, "data": {"greeting": "hello"}})

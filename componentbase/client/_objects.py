@@ -87,8 +87,10 @@ class ObjectClient:
         meta = obj.get("metadata") or {}
         if name and not meta.get("name"):
             raise ValueError(f"{method} of a {obj.get('kind')} needs metadata.name")
-        path = self._mapping(obj).path(meta.get("namespace") or None, str(meta.get("name", "")) if name else "",
-                                       subresource)
+        mapping = self._mapping(obj)
+        if mapping.namespaced and not meta.get("namespace"):  # else the server's puzzling 404 for the path
+            raise ValueError(f"{method} of a {obj.get('kind')} needs metadata.namespace: the kind is namespaced")
+        path = mapping.path(meta.get("namespace") or None, str(meta.get("name", "")) if name else "", subresource)
         return self._send(method, path, query=query, body=body, content_type=content_type)
 
     def _wrote(self, answer: Obj, dry_run: bool) -> Obj:
