@@ -45,6 +45,7 @@ from componentbase.controller._ownership import (
     set_controller_reference,
     set_owner_reference,
 )
+from componentbase.controller._ring import HashRing
 from componentbase.controller._sharding import DuplicateShardError, ShardingConfig
 from componentbase.controller._types import Event, MapFunc, Predicate, Reconciler, Request, Result, TerminalError
 from componentbase.informers import CacheSyncCheck  # the Manager's /readyz check (Manager.from_config fills it)
@@ -57,6 +58,7 @@ __all__ = [
     "DuplicateShardError",
     "Event",
     "FinalizerError",
+    "HashRing",
     "Manager",
     "MapFunc",
     "OwnerReferenceError",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +32,15 @@ from typing import Any
 from componentbase.client import NotLeader, ObjectClient, is_conflict, is_not_found
 from componentbase.controller._ring import HashRing
 from componentbase.controller._shardmetrics import ShardingMetrics
-from componentbase.controller._shardnames import RING_LABEL, SHARD_LABEL, ShardingConfig, object_key, owner_key
+from componentbase.controller._shardnames import (
+    DRAIN_PREFIX,
+    RING_LABEL,
+    SHARD_LABEL,
+    SHARD_PREFIX,
+    ShardingConfig,
+    object_key,
+    owner_key,
+)
 from componentbase.informers import InformerFactory, SharedInformer, deleted_object
 from componentbase.workqueue import RateLimitingQueue, ShutDown, default_controller_rate_limiter
 
@@ -47,11 +56,22 @@ Item = tuple[bool, int, str]  # (owned kind?, index of the kind, object key)
 
 
 def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    """What the sharder keeps of an object: its kind, name, labels, owners and resourceVersion."""
+    """What the sharder keeps of an object: its kind, name, resourceVersion, uid, the sharding labels and its
+    controller reference, the strings every object repeats interned (a few hundred bytes an object)."""
     meta = obj.get("metadata") or {}
-    keep = ("name", "namespace", "labels", "ownerReferences", "resourceVersion", "uid")
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": {k: meta[k] for k in keep if k in meta}}
+    kept: dict[str, Any] = {k: meta[k] for k in ("name", "resourceVersion", "uid") if k in meta}
+    if meta.get("namespace"):
+        kept["namespace"] = sys.intern(meta["namespace"])
+    labels = {sys.intern(k): sys.intern(v) for k, v in (meta.get("labels") or {}).items()
+              if k.startswith((SHARD_PREFIX, DRAIN_PREFIX))}
+    if labels:
+        kept["labels"] = labels
+    owner = next((r for r in meta.get("ownerReferences") or () if r.get("controller")), None)
+    if owner is not None:
+        kept["ownerReferences"] = [{"apiVersion": sys.intern(str(owner.get("apiVersion", ""))), "controller": True,
+                                    "kind": sys.intern(str(owner.get("kind", ""))), "name": owner.get("name")}]
+    return {"apiVersion": sys.intern(str(obj.get("apiVersion") or "")), "kind": sys.intern(str(obj.get("kind") or "")),
+            "metadata": kept}
 
 
 def _on_each_change(informer: SharedInformer, handle: Callable[[Any], None]) -> None:
@@ -75,7 +95,7 @@ class Sharder:
         self.api_client = api_client
         self.lease_namespace = lease_namespace
         self.namespace = namespace
-        self.period = min(retry_period, 1.0)
+        self.period = min(retry_period, 0.25)  # how late an expiry is noticed, at most
         self.lease_duration = lease_duration
         self._started = float("inf")  # when this sharder's view of the Leases began (set once synced)
         self.metrics = metrics
@@ -123,7 +143,8 @@ class Sharder:
                                          label_selector=f"{RING_LABEL}={self.config.ring}")
         leases.add_event_handler(on_add=self._lease_seen, on_update=lambda _, new: self._lease_seen(new),
                                  on_delete=self._lease_gone)
-        factory = InformerFactory(self.api_client, namespace=self.namespace, transform=_metadata)
+        # Pages of 100: the list's decoded page, not only the kept metadata, sets the leader's peak memory.
+        factory = InformerFactory(self.api_client, namespace=self.namespace, transform=_metadata, page_size=100)
         self.objects = ObjectClient(self.client, factory.mapper)
         self.mains = [factory.for_kind(av, kind, label_selector=self.config.selector) for av, kind in self.config.kinds]
         self.owned = [factory.for_kind(av, kind) for av, kind in self.config.owned]
