@@ -41,7 +41,7 @@ from componentbase.controller._shardnames import (
     object_key,
     owner_key,
 )
-from componentbase.informers import InformerFactory, SharedInformer, deleted_object
+from componentbase.informers import InformerFactory, ListWatch, MultiNamespaceInformer, SharedInformer, deleted_object
 from componentbase.workqueue import RateLimitingQueue, ShutDown, default_controller_rate_limiter
 
 __all__ = ["Sharder"]
@@ -53,10 +53,11 @@ _OWNER_INDEX = "sharding-owner"
 #: twice at once: the work queue hands a key to one worker).
 WORKERS = 4
 Item = tuple[bool, int, str]  # (owned kind?, index of the kind, object key)
+Kind = tuple[str, str]  # (apiVersion, kind)
 
 
 def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    """What the sharder keeps of an object: its kind, name, resourceVersion, uid, the sharding labels and its
+    """What the sharder keeps of an object: its name, resourceVersion, uid, the sharding labels and its
     controller reference, the strings every object repeats interned (a few hundred bytes an object)."""
     meta = obj.get("metadata") or {}
     kept: dict[str, Any] = {k: meta[k] for k in ("name", "resourceVersion", "uid") if k in meta}
@@ -70,8 +71,56 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     if owner is not None:
         kept["ownerReferences"] = [{"apiVersion": sys.intern(str(owner.get("apiVersion", ""))), "controller": True,
                                     "kind": sys.intern(str(owner.get("kind", ""))), "name": owner.get("name")}]
-    return {"apiVersion": sys.intern(str(obj.get("apiVersion") or "")), "kind": sys.intern(str(obj.get("kind") or "")),
-            "metadata": kept}
+    return {"metadata": kept}
+
+
+#: client-go's metadata informers' Accept: the list and watch carry each object's metadata only.
+_METADATA_ONLY = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                  "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
+
+
+class _MetadataCache:
+    """Metadata-only informers, as client-go's metadata informers: the server sends PartialObjectMetadata, so
+    the sharder's first list of every object is metadata too (not only what it keeps of it)."""
+
+    def __init__(self, api_client: Any, mapper: Any, namespaces: list[str]) -> None:
+        from componentbase.client._throttled import ThrottledApiClient  # imports kubernetes: only when running
+
+        self.client = ThrottledApiClient(api_client.configuration, None)
+        self.client.default_headers.update(api_client.default_headers)
+        self.client.default_headers["Accept"] = _METADATA_ONLY
+        self.client.user_agent = f"{api_client.user_agent}/sharder"
+        self.mapper = mapper
+        self.namespaces = namespaces
+        self.informers: list[SharedInformer] = []
+
+    def informer(self, api_version: str, kind: str, selector: str) -> SharedInformer:
+        mapping = self.mapper.mapping(api_version, kind)
+
+        def one(namespace: str | None) -> SharedInformer:
+            informer = SharedInformer(ListWatch.for_mapping(self.client, mapping, namespace, label_selector=selector),
+                                      transform=_metadata, inactivity_timeout=180.0)
+            self.informers.append(informer)
+            return informer
+
+        if mapping.namespaced and len(self.namespaces) > 1:
+            return MultiNamespaceInformer({ns: one(ns) for ns in self.namespaces})
+        return one(self.namespaces[0] if mapping.namespaced and self.namespaces else None)
+
+    def start(self, stop: threading.Event) -> None:
+        for informer in self.informers:
+            informer.start(stop)
+
+    def wait_for_sync(self, stop: threading.Event, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not all(i.has_synced() and i.handlers_synced() for i in self.informers):
+            if stop.wait(0.05) or time.monotonic() > deadline:
+                return False
+        return True
+
+    def join(self, timeout: float) -> None:
+        for informer in self.informers:
+            informer.join(timeout)
 
 
 def _on_each_change(informer: SharedInformer, handle: Callable[[Any], None]) -> None:
@@ -88,7 +137,8 @@ class Sharder:
     needs_leader = True
 
     def __init__(self, config: ShardingConfig, *, client: Any, api_client: Any, lease_namespace: str,
-                 namespace: Any, retry_period: float, lease_duration: float, metrics: ShardingMetrics) -> None:
+                 namespace: Any, mapper: Any, retry_period: float, lease_duration: float,
+                 metrics: ShardingMetrics) -> None:
         self.config = config
         self.name = f"sharder-{config.ring}"
         self.client = client  # fenced by the leader election: a deposed sharder writes nothing
@@ -97,6 +147,7 @@ class Sharder:
         self.namespace = namespace
         self.period = min(retry_period, 0.25)  # how late an expiry is noticed, at most
         self.lease_duration = lease_duration
+        self.mapper = mapper
         self._started = float("inf")  # when this sharder's view of the Leases began (set once synced)
         self.metrics = metrics
         self.ring = HashRing([], config.virtual_nodes)
@@ -143,18 +194,17 @@ class Sharder:
                                          label_selector=f"{RING_LABEL}={self.config.ring}")
         leases.add_event_handler(on_add=self._lease_seen, on_update=lambda _, new: self._lease_seen(new),
                                  on_delete=self._lease_gone)
-        # Pages of 100: the list's decoded page, not only the kept metadata, sets the leader's peak memory.
-        factory = InformerFactory(self.api_client, namespace=self.namespace, transform=_metadata, page_size=100)
-        self.objects = ObjectClient(self.client, factory.mapper)
-        self.mains = [factory.for_kind(av, kind, label_selector=self.config.selector) for av, kind in self.config.kinds]
-        self.owned = [factory.for_kind(av, kind) for av, kind in self.config.owned]
+        cache = _MetadataCache(self.api_client, self.mapper, list(self.namespace or ()))
+        self.objects = ObjectClient(self.client, self.mapper)
+        self.mains = [cache.informer(av, kind, self.config.selector) for av, kind in self.config.kinds]
+        self.owned = [cache.informer(av, kind, "") for av, kind in self.config.owned]
         queue: RateLimitingQueue[Item] = RateLimitingQueue(default_controller_rate_limiter(), name=self.name)
         self._watch(queue)
         workers = [threading.Thread(target=self._work, args=(queue,), name=f"{self.name}-{i}") for i in range(WORKERS)]
         try:
             leases_factory.start(stop)
-            factory.start(stop)
-            if not (leases_factory.wait_for_cache_sync(120.0) and factory.wait_for_cache_sync(120.0)):
+            cache.start(stop)
+            if not (leases_factory.wait_for_cache_sync(120.0) and cache.wait_for_sync(stop, 120.0)):
                 return  # stopped (or a kind not listable: logged by its informer); leading again retries
             self._started = time.monotonic()
             self._tick(queue, leases_factory, stop)
@@ -167,7 +217,7 @@ class Sharder:
             for worker in workers:
                 if worker.is_alive():
                     worker.join()
-            factory.join(1.0)
+            cache.join(1.0)
             leases_factory.join(1.0)
 
     def _watch(self, queue: RateLimitingQueue[Item]) -> None:
@@ -247,9 +297,9 @@ class Sharder:
 
     # --- one object -----------------------------------------------------------------------------
 
-    def _patch(self, obj: dict[str, Any], labels: dict[str, str | None]) -> None:
+    def _patch(self, kind: Kind, obj: dict[str, Any], labels: dict[str, str | None]) -> None:
         meta = obj["metadata"]
-        ref = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+        ref = {"apiVersion": kind[0], "kind": kind[1],
                "metadata": {"name": meta["name"], **({"namespace": meta["namespace"]} if meta.get("namespace")
                                                       else {})}}
         self.objects.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": labels}})
@@ -274,16 +324,16 @@ class Sharder:
             # A shard this sharder has no Lease of yet: a new sharder waits a lease duration before it takes
             # the objects of a shard that may be starting (its Lease not yet created, or not yet seen).
             return unseen
-        kind = self.config.kinds[i][1]
+        of, kind = self.config.kinds[i], self.config.kinds[i][1]
         if current == desired:  # drained, then the ring changed back: it may stay
-            self._patch(obj, {drain_label: None})
+            self._patch(of, obj, {drain_label: None})
         elif current and current in ring.shards:  # a live shard holds it: ask it to let go first
             if drain_label not in labels:
-                self._patch(obj, {drain_label: "true"})
+                self._patch(of, obj, {drain_label: "true"})
                 self._draining.setdefault((i, key), time.monotonic())
                 self.metrics.drain_started(kind)
         else:  # unassigned, acknowledged, or its shard is gone
-            self._patch(obj, {shard_label: desired, drain_label: None})
+            self._patch(of, obj, {shard_label: desired, drain_label: None})
             started = self._draining.pop((i, key), None)
             self.metrics.assigned(kind, moved=bool(current) or started is not None)
             if started is not None:
@@ -306,5 +356,5 @@ class Sharder:
             return  # the owner is between shards: its objects wait for its new one
         current = _labels(obj).get(self.config.shard_label, "")
         if current != target:
-            self._patch(obj, {self.config.shard_label: target})
+            self._patch(self.config.owned[j], obj, {self.config.shard_label: target})
             self.metrics.assigned(self.config.owned[j][1], moved=bool(current))

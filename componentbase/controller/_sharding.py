@@ -243,7 +243,7 @@ class Sharding:
             if isinstance(r, Controller):
                 self.wrap(r)
         sharder = Sharder(self.config, client=self._sharder_client, api_client=self.api_client,
-                          lease_namespace=self.lease_namespace, namespace=namespace,
+                          lease_namespace=self.lease_namespace, namespace=namespace, mapper=self.cache.mapper,
                           retry_period=float(self.election.retry_period),
                           lease_duration=float(self.election.lease_duration), metrics=self.metrics)
         return [*((r, False) for r, leader in runnables if not leader),
