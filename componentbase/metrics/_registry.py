@@ -253,7 +253,23 @@ class Metrics:
         # ~0.1 s to import: loaded when metrics are built, never for --help
         from prometheus_client import generate_latest
 
-        return generate_latest(self.registry)
+        return generate_latest(_WithoutCreated(self.registry))
+
+
+class _WithoutCreated:
+    """A registry's metrics without the ``<name>_created`` series prometheus_client adds to each counter,
+    histogram and summary: client_golang's text exposition has none, so no kube dashboard or alert expects
+    them, and they doubled the series a scrape carries. (``disable_created_metrics`` would do it for every
+    registry of the process, other libraries' included.)"""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+
+    def collect(self) -> Iterator[Any]:
+        for metric in self.registry.collect():
+            if metric.type in ("counter", "histogram", "summary"):
+                metric.samples = [s for s in metric.samples if s.name != metric.name + "_created"]
+            yield metric
 
 
 class _InFlight:

@@ -90,3 +90,18 @@ def test_repeated_observations_add_up_in_their_own_series_within_the_allow_list(
     assert sample(m, "workqueue_adds_total", 'name="hello"') == 2
     assert sample(m, "workqueue_depth", 'name="hello"') == 1
     assert sample(m, "workqueue_retries_total", 'name="hello"') == 1
+
+
+@pytest.mark.unit
+def test_no_created_series_are_served_as_no_kube_component_serves_them() -> None:
+    """prometheus_client adds a ``<name>_created`` timestamp to every counter, histogram and summary series;
+    client_golang's text exposition has none, so kube's dashboards and alerts never expect them."""
+    m = metrics.Metrics(process_metrics=False)
+    m.observe_rest_request("GET", "h:1", "200", 0.01)
+    m.observe_reconcile("hello", "success", 0.01)
+    m.queue_retried("hello")
+    text = m.render().decode()
+    assert [line for line in text.splitlines() if "_created" in line] == []
+    assert sample(m, "controller_runtime_reconcile_total", 'controller="hello",result="success"') == 1
+    assert sample(m, "controller_runtime_reconcile_time_seconds_count", 'controller="hello"') == 1
+    assert sample(m, "workqueue_retries_total", 'name="hello"') == 1
