@@ -51,7 +51,7 @@ log = logging.getLogger("componentbase.controller.sharding")
 _OWNER_INDEX = "sharding-owner"
 #: Label writes in flight at once: a dead shard's objects are relabelled several at a time (never one object
 #: twice at once: the work queue hands a key to one worker).
-WORKERS = 4
+WORKERS = 8
 Item = tuple[bool, int, str]  # (owned kind?, index of the kind, object key)
 Kind = tuple[str, str]  # (apiVersion, kind)
 
@@ -251,10 +251,14 @@ class Sharder:
                      sorted(self.ring.shards) or "none")
             self.ring = HashRing(live, self.config.virtual_nodes)
             self.metrics.ring_shards(len(live))
-            for owned, informers in ((False, self.mains), (True, self.owned)):
-                for i, informer in enumerate(informers):
-                    for obj in informer.list():
-                        queue.add((owned, i, object_key(obj)))
+            # The objects of shards no longer live first: they have nobody reconciling them until they move.
+            label = self.config.shard_label
+            for orphaned in (True, False):
+                for owned, informers in ((False, self.mains), (True, self.owned)):
+                    for i, informer in enumerate(informers):
+                        for obj in informer.list():
+                            if (_labels(obj).get(label, "") not in live) == orphaned:
+                                queue.add((owned, i, object_key(obj)))
         for name in self._orphans():
             if stop.is_set():
                 return
