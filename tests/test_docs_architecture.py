@@ -28,3 +28,19 @@ def test_the_picture_is_the_import_linter_layers_contract() -> None:
     (contract,) = contracts
     layers = [{name.strip() for name in entry.split("|")} for entry in contract["layers"]]
     assert layers == [set(layer) for layer in LAYERS]
+
+
+def test_the_apiserver_picture_is_its_layers_contract() -> None:
+    """docs/architecture.md's picture of the loopback API server: every folder of it, layered as the
+    ``apiserver-layers`` contract says (the contract's deprecated aliases of moved modules are not drawn)."""
+    hook = runpy.run_path(str(ROOT / "docs/hooks/layers.py"))
+    drawn: list[list[str]] = hook["APISERVER_LAYERS"]
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c.get("id") == "apiserver-layers"]
+    here = ROOT / "componentbase/testing/apiserver"
+    aliases = {p.stem for p in here.glob("*.py") if "DeprecationWarning" in p.read_text()}
+    layers = [{name.strip() for name in entry.split("|")} - aliases for entry in contract["layers"]]
+    assert layers == [set(layer) for layer in drawn]
+    folders = {p.parent.name for p in here.glob("*/__init__.py")}
+    assert folders <= {name for layer in drawn for name in layer}
+    assert set(hook["APISERVER_ROLES"]) == {name for layer in drawn for name in layer}

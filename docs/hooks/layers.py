@@ -45,19 +45,60 @@ ROLES = {
     "util": "durations, quantities, files",
 }
 
+#: The loopback API server (componentbase.testing.apiserver) by concern, top layer first: the
+#: ``apiserver-layers`` contract without its deprecated aliases of moved modules.
+APISERVER_LAYERS: list[list[str]] = [
+    ["__main__"],
+    ["loopback"],
+    ["server"],
+    ["rest", "_media", "_control", "kubeconfig", "_deadlines"],
+    ["controllers", "kinds", "proxy", "faults"],
+    ["registry"],
+    ["admission", "auth"],
+    ["routing", "cel"],
+    ["storage"],
+    ["wire"],
+    ["apimachinery"],
+]
+
+APISERVER_ROLES = {
+    "__main__": "componentbase-apiserver",
+    "loopback": "LoopbackAPIServer: start, stop",
+    "server": "HTTP: connections, filters, dispatch",
+    "rest": "the verbs' object semantics",
+    "_media": "request bodies, Accept",
+    "_control": "/_loopback/faults",
+    "kubeconfig": "kubeconfig files",
+    "_deadlines": "slow clients",
+    "controllers": "GC, namespaces, aggregation",
+    "kinds": "built-ins, CRDs, OpenAPI, tables",
+    "proxy": "node proxy, kubelet client",
+    "faults": "switchable faults",
+    "registry": "apply, delete, subresources",
+    "admission": "defaults, validation, policies, webhooks",
+    "auth": "authn, RBAC, tokens, reviews",
+    "routing": "URL to verb (RequestInfo)",
+    "cel": "CEL rules and policies",
+    "storage": "store, resourceVersions, watch",
+    "wire": "JSON, protobuf, HTTP heads",
+    "apimachinery": "Resource, Status, selectors, user",
+}
+
 MARKER = "<!-- layers-diagram -->"
+APISERVER_MARKER = "<!-- apiserver-layers-diagram -->"
 
 _WIDTH, _ROW, _GAP, _PAD = 760, 46, 12, 10
 _FILL = ("#e8f0fe", "#fef7e0")
 
 
-def svg(layers: list[list[str]] = LAYERS) -> str:
+def svg(layers: list[list[str]] = LAYERS, roles: dict[str, str] = ROLES,
+        title: str = "componentbase packages", ident: str = "layers") -> str:
     """One band per layer, lowest at the bottom, an arrow down the side: each imports only what is below."""
     height = len(layers) * (_ROW + _GAP) + _PAD
     inner = _WIDTH - 2 * _PAD - 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" role="img" '
-             f'aria-labelledby="layers-title" style="max-width:100%;height:auto;font-family:sans-serif">',
-             '<title id="layers-title">componentbase packages, top layer first: '
+             f'aria-labelledby="{ident}-title" style="max-width:100%;height:auto;font-family:sans-serif">',
+             f'<title id="{ident}-title">{escape(title)}, top layer first: '
              + escape("; ".join(", ".join(layer) for layer in layers)) + "</title>"]
     for row, layer in enumerate(layers):
         y = _PAD + row * (_ROW + _GAP)
@@ -70,7 +111,7 @@ def svg(layers: list[list[str]] = LAYERS) -> str:
             parts.append(f'<text x="{cx:.1f}" y="{y + 19}" text-anchor="middle" font-size="14" '
                          f'font-weight="bold">{escape(name)}</text>')
             parts.append(f'<text x="{cx:.1f}" y="{y + 36}" text-anchor="middle" font-size="11" '
-                         f'fill="#3c4043">{escape(ROLES.get(name, ""))}</text>')
+                         f'fill="#3c4043">{escape(roles.get(name, ""))}</text>')
     x = _WIDTH - _PAD - 20
     parts.append(f'<line x1="{x}" y1="{_PAD + 4}" x2="{x}" y2="{height - _PAD - 14}" stroke="#5f6368" '
                  'stroke-width="2"/>')
@@ -84,6 +125,9 @@ def svg(layers: list[list[str]] = LAYERS) -> str:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Put the picture where a page asks for it; other pages pass through untouched."""
-    if MARKER not in markdown:
-        return markdown
-    return markdown.replace(MARKER, '<figure class="layers">\n' + svg() + "\n</figure>")
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, '<figure class="layers">\n' + svg() + "\n</figure>")
+    if APISERVER_MARKER in markdown:
+        picture = svg(APISERVER_LAYERS, APISERVER_ROLES, "componentbase.testing.apiserver", "apiserver-layers")
+        markdown = markdown.replace(APISERVER_MARKER, '<figure class="layers">\n' + picture + "\n</figure>")
+    return markdown

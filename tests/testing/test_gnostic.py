@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from componentbase.testing.apiserver._gnostic import encode_document
+from componentbase.testing.apiserver.wire._gnostic import encode_document
 from tests.testing.test_protobuf import lfield, vfield
 
 pytestmark = pytest.mark.unit

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from componentbase.testing.apiserver._cells import human_duration, label_selector, since
-from componentbase.testing.apiserver._tables import json_path, negotiate
+from componentbase.testing.apiserver.kinds._cells import human_duration, label_selector, since
+from componentbase.testing.apiserver.kinds._tables import json_path, negotiate
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from componentbase.testing.apiserver._protobuf import MAGIC, ProtobufError, decode_envelope, decode_message
+from componentbase.testing.apiserver.wire._protobuf import MAGIC, ProtobufError, decode_envelope, decode_message
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from componentbase.testing.apiserver.patch import json_patch as apply_patch
+from componentbase.testing.apiserver.apimachinery.patch import json_patch as apply_patch
 from componentbase.webhook import (
     AdmissionRequest,
     ConversionError,

@@ -6,18 +6,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .apimachinery.resources import Resource, ScalePaths
     from .auth import User
     from .faults import FaultRule, Faults
     from .kubeconfig import kubeconfig_text, write_kubeconfig
     from .loopback import LoopbackAPIServer
-    from .resources import Resource, ScalePaths
     from .server import FAULTS_PATH
 
 #: Each name loads on first use, so ``componentbase-apiserver --help`` (whose ``__main__`` is in this package)
 #: answers without loading the server.
 _LAZY = {"User": ".auth", "FaultRule": ".faults", "Faults": ".faults", "kubeconfig_text": ".kubeconfig",
-         "write_kubeconfig": ".kubeconfig", "LoopbackAPIServer": ".loopback", "Resource": ".resources",
-         "ScalePaths": ".resources", "FAULTS_PATH": ".server"}
+         "write_kubeconfig": ".kubeconfig", "LoopbackAPIServer": ".loopback", "Resource": ".apimachinery.resources",
+         "ScalePaths": ".apimachinery.resources", "FAULTS_PATH": ".server"}
 
 
 def __getattr__(name: str) -> Any:

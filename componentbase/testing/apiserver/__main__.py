@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--authorization-mode must be AlwaysAllow or RBAC, got {args.authorization_mode!r}")
     # The server is imported once the flags are parsed: --help and --version answer without loading it.
     from .loopback import LoopbackAPIServer
-    from .watch import DEFAULT_BOOKMARK_INTERVAL
+    from .storage.watch import DEFAULT_BOOKMARK_INTERVAL
 
     try:
         server = LoopbackAPIServer(

@@ -7,9 +7,9 @@ import socket
 import time
 from typing import Any
 
-from ._wire import decode_json
-from .errors import ApiError
+from .apimachinery.errors import ApiError
 from .faults import Decision, Faults, rules_from
+from .wire._wire import decode_json
 
 __all__ = ["FAULTS_PATH", "control", "is_control"]
 

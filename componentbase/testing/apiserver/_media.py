@@ -13,11 +13,11 @@ import datetime
 import json
 from typing import Any
 
-from ._json import dumps
-from ._protobuf import ProtobufError, decode_envelope, decode_message, has_message, message_name
-from ._tables import render, watch_rows
-from .errors import ApiError
-from .resources import SUBRESOURCES, Resource
+from .apimachinery.errors import ApiError
+from .apimachinery.resources import SUBRESOURCES, Resource
+from .kinds._tables import render, watch_rows
+from .wire._json import dumps
+from .wire._protobuf import ProtobufError, decode_envelope, decode_message, has_message, message_name
 
 __all__ = ["JSON", "PROTOBUF", "YAML", "render", "request_body", "watch_rows"]
 

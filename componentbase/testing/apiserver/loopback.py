@@ -13,26 +13,26 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
-from ._authn import Authenticator
-from ._bootstrap_roles import bootstrap_objects
-from ._bootstrap_service import kubernetes_service
-from ._builtin import builtin_resources
-from ._crd import read_crd_files
 from ._deadlines import HEADER_TIMEOUT
-from ._kubeletclient import CLIENT_CA_CONFIGMAP
-from ._proxy import kubelet_client
-from ._rbac import Decider, RBACAuthorizer, UnionAuthorizer
-from ._sa_tokens import ServiceAccountTokens
-from ._tls import ServerTLS
-from ._wire import Request
+from .apimachinery.errors import ApiError
+from .apimachinery.resources import Registry, Resource
 from .auth import Authorizer, User, load_policy, read_token_file
-from .errors import ApiError
+from .auth._authn import Authenticator
+from .auth._bootstrap_roles import bootstrap_objects
+from .auth._rbac import Decider, RBACAuthorizer, UnionAuthorizer
+from .auth._sa_tokens import ServiceAccountTokens
+from .auth._tls import ServerTLS
+from .controllers._bootstrap_service import kubernetes_service
 from .faults import Faults
+from .kinds._builtin import builtin_resources
+from .kinds._crd import read_crd_files
 from .kubeconfig import write_kubeconfig
-from .resources import Registry, Resource
+from .proxy._kubeletclient import CLIENT_CA_CONFIGMAP
+from .proxy._proxy import kubelet_client
 from .server import LoopbackHTTPServer
-from .store import Store
-from .watch import DEFAULT_BOOKMARK_INTERVAL
+from .storage.store import Store
+from .storage.watch import DEFAULT_BOOKMARK_INTERVAL
+from .wire._wire import Request
 
 __all__ = ["LoopbackAPIServer"]
 

@@ -6,15 +6,24 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-from . import _schema
-from ._apply import apply_request, is_apply, track_write
-from ._convert import to_storage, view
-from ._crd import CRD_KEY, Crds
-from ._defaults import apply_defaults
-from ._deletion import (
+from .admission._defaults import apply_defaults
+from .admission._immutable import prepare_update, update_errors
+from .admission._policies import PolicyAdmission
+from .admission._priority import admit_priority
+from .admission._validation import raise_invalid, validate
+from .admission._webhooks import WebhookAdmission
+from .apimachinery.errors import ApiError, status_body
+from .apimachinery.patch import apply_patch
+from .apimachinery.resources import CREATE_ON_UPDATE, Registry, Resource
+from .apimachinery.selectors import Predicate
+from .controllers._gc import Collector
+from .kinds import _schema
+from .kinds._crd import CRD_KEY, Crds
+from .registry import _pods
+from .registry._apply import apply_request, is_apply, track_write
+from .registry._deletion import (
     IMMORTAL_NAMESPACES,
     check_new_finalizers,
     check_preconditions,
@@ -23,29 +32,17 @@ from ._deletion import (
     done_deleting,
     refuse_in_terminating,
 )
-from ._gc import Collector
-from ._immutable import prepare_update, update_errors
-from ._json import loads
-from ._listing import list_reply, selectors_of
-from ._policies import PolicyAdmission
-from ._priority import admit_priority
-from ._rv import refuse_resource_version_on_create
-from ._subresources import (
-    binding_conflict,
-    check_disruption_budgets,
+from .registry._subresources import (
     merge_subresource,
     scale_of,
-    token_request,
     with_replicas,
 )
-from ._validation import raise_invalid, validate
-from ._webhooks import WebhookAdmission
-from ._wire import Reply, Request, decode_json, decode_object, now_rfc3339
-from .errors import ApiError, status_body
-from .patch import apply_patch
-from .resources import CREATE_ON_UPDATE, Registry, Resource
-from .selectors import Predicate
-from .store import Entry, Store, encode
+from .storage._convert import to_storage, view
+from .storage._listing import list_reply, selectors_of
+from .storage._rv import refuse_resource_version_on_create
+from .storage.store import Entry, Store, encode
+from .wire._json import loads
+from .wire._wire import Reply, Request, decode_json, decode_object, now_rfc3339
 
 __all__ = ["SYSTEM_NAMESPACES", "Reply", "Request", "Rest", "decode_json", "now_rfc3339", "selectors_of"]
 
@@ -343,58 +340,10 @@ class Rest:
         return Reply(200, encode(status_body(200, "", "")))
 
     def bind(self, req: Request) -> Reply:
-        """Pod binding: set spec.nodeName once, as the scheduler's POST .../binding does."""
-        binding = decode_object(req.body)
-        name = req.name or _meta(binding).get("name") or ""
-        node = (binding.get("target") or {}).get("name")
-        pods = self._pods
-        if not node:
-            raise ApiError.invalid(pods, name, "target.name", "Required value")
-        with self.store.cond:
-            refuse_in_terminating(self, pods, req.namespace, name)
-            cur = self.store.get(pods.bucket, req.namespace, name)
-            if cur is None:
-                raise ApiError.not_found(pods, name)
-            spec = cur.obj.get("spec") or {}
-            meta = _meta(cur.obj)
-            if spec.get("nodeName"):
-                why = f'pod {name} is already assigned to node "{spec["nodeName"]}"'
-                raise binding_conflict(name, why)
-            if meta.get("deletionTimestamp"):
-                why = f"pod {name} is being deleted, cannot be assigned to a host"
-                raise binding_conflict(name, why)
-            obj = dict(cur.obj)
-            obj["spec"] = dict(spec, nodeName=node)
-            status = dict(cur.obj.get("status") or {})
-            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-            conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                               "lastTransitionTime": now_rfc3339()})
-            status["conditions"] = conditions
-            obj["status"] = status
-            new_meta = dict(meta)
-            extra = _meta(binding).get("annotations")
-            if isinstance(extra, dict):
-                new_meta["annotations"] = dict(meta.get("annotations") or {}, **extra)
-            obj["metadata"] = new_meta
-            self._write(pods, req.namespace, obj, dry=req.options.dry_run)
-        return Reply(201, encode(status_body(201, "", "")))
+        return _pods.bind(self, req)
 
     def evict(self, req: Request) -> Reply:
-        """pods/eviction: the graceful delete ``kubectl drain`` asks for, refused (429) while a
-        PodDisruptionBudget selecting the pod allows no disruption, as kube's eviction REST does."""
-        eviction = decode_object(req.body)
-        options = eviction.get("deleteOptions")
-        grace = options.get("gracePeriodSeconds") if isinstance(options, dict) else None
-        with self.store.cond:
-            cur = self._current(req)
-            check_disruption_budgets(self, req, cur.obj)
-            delete = Request("delete", self._pods, req.namespace, req.name,
-                             options=replace(req.options, grace=grace if isinstance(grace, int) else None))
-            self._delete(delete, req.namespace, cur)
-        return Reply(201, encode(status_body(201, "", "")))
+        return _pods.evict(self, req)
 
     def token(self, req: Request) -> Reply:
-        """serviceaccounts/token: a TokenRequest for an existing service account."""
-        body = decode_object(req.body)
-        sa = view(req.res, self._current(req)).obj
-        return Reply(201, encode(token_request(sa, body, self.issuer, self.sign_token)))
+        return _pods.token(self, req)

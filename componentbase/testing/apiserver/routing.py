@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ApiError
-from .resources import SUBRESOURCES, Registry, Resource
+from .apimachinery.errors import ApiError
+from .apimachinery.resources import SUBRESOURCES, Registry, Resource
 
 __all__ = ["DISCOVERY_PATHS", "Route", "resolve"]
 

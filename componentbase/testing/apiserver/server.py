@@ -15,29 +15,29 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import _proxy
-from ._authn import Authenticator, authorize
-from ._builtin import builtin_resources
 from ._control import FAULTS_PATH, apply_faults, control, is_control
 from ._deadlines import IDLE_TIMEOUT, HeadDeadlines, wait_for_request
-from ._fields import check_fields
-from ._http import HeaderError, Headers, read_headers
-from ._impersonate import impersonated
 from ._media import render, request_body, watch_rows
-from ._options import options_of
-from ._rbac import Decider
-from ._rv import watch_start
-from ._webhooks import with_warnings
+from .admission._webhooks import with_warnings
+from .apimachinery.errors import ApiError
+from .apimachinery.resources import Registry
 from .auth import Authorizer, User
-from .discovery import Discovery
-from .errors import ApiError
+from .auth._authn import Authenticator, authorize
+from .auth._impersonate import impersonated
+from .auth._rbac import Decider
+from .auth.reviews import REVIEWS, answer_review
 from .faults import Decision, Faults
-from .resources import Registry
+from .kinds._builtin import builtin_resources
+from .kinds.discovery import Discovery
+from .proxy import _proxy
+from .registry._options import options_of
 from .rest import Reply, Request, Rest, selectors_of
-from .reviews import REVIEWS, answer_review
 from .routing import Route, resolve
-from .store import Store, encode
-from .watch import DEFAULT_BOOKMARK_INTERVAL, WatchSpec, error_event, stream
+from .storage._rv import watch_start
+from .storage.store import Store, encode
+from .storage.watch import DEFAULT_BOOKMARK_INTERVAL, WatchSpec, error_event, stream
+from .wire._fields import check_fields
+from .wire._http import HeaderError, Headers, read_headers
 
 __all__ = ["FAULTS_PATH", "LoopbackHTTPServer"]
 
