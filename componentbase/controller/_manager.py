@@ -110,6 +110,7 @@ class Manager:
     - ``cache``: the ``InformerFactory`` behind ``informer``; ``writes``: what read-your-own-writes waits for.
     - ``webhooks``: the admission and conversion webhook server, run on every replica, before the caches.
     - ``event_broadcaster``: the Events' sender, made on first use (``event_recorder``).
+    - ``sharding``: the shard side with ``sharding=`` (its ring, Lease and fence; docs/sharding.md), else None.
     - ``fence``, ``leader_election``, ``elector``, ``lease_client``, ``metrics``, ``watchdog``, ``identity``,
       ``on_lost``, ``sync_timeout``: as given or taken from the config.
     """
