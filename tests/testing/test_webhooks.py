@@ -409,3 +409,37 @@ def test_configurations_are_defaulted_and_validated_as_kube_does(api: client.Api
         "webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired "
         "format: https://host[/path], "
         "webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1]")
+
+
+def test_match_conditions_decide_whether_a_webhook_is_called(api: client.ApiClient, hooks: WebhookServer,
+                                                             ns: str) -> None:
+    """kube's matchConditions: all true calls the webhook, one false skips it (even beside an error), and an
+    error with none false obeys failurePolicy: Fail refuses with kube's 403, Ignore skips the webhook."""
+    hooks.handlers["/mc"] = lambda r: {"allowed": False, "status": {"message": "checked"}}
+    labelled = {"name": "labelled", "expression": "has(object.metadata.labels) && 'check' in object.metadata.labels"}
+    broken = {"name": "broken", "expression": "object.data.missing == 'x'"}
+    reg = client.AdmissionregistrationV1Api(api)
+    _install(api, "validating", "mc", _hook(ns, "mc.example.com", "/mc", hooks, matchConditions=[
+        {"name": "create", "expression": "request.operation == 'CREATE'"}, labelled]))
+    assert _create_cm(api, ns, "plain").metadata.name == "plain"  # no labels at all: not called
+    with pytest.raises(client.ApiException) as err:
+        client.CoreV1Api(api).create_namespaced_config_map(ns, {"metadata": {"name": "x", "labels": {"check": "1"}}})
+    assert json.loads(err.value.body)["message"] == 'admission webhook "mc.example.com" denied the request: checked'
+    assert len(hooks.reviews["/mc"]) == 1
+    client.CoreV1Api(api).delete_namespaced_config_map("plain", ns)
+    reg.delete_validating_webhook_configuration("mc")
+    _install(api, "validating", "mc", _hook(ns, "mc.example.com", "/mc", hooks,
+                                            matchConditions=[broken, {"name": "never", "expression": "false"}]))
+    assert _create_cm(api, ns).metadata.name == "cm"  # one false: skipped, the other's error aside
+    client.CoreV1Api(api).delete_namespaced_config_map("cm", ns)
+    reg.delete_validating_webhook_configuration("mc")
+    _install(api, "validating", "mc", _hook(ns, "mc.example.com", "/mc", hooks, matchConditions=[broken]))
+    body = _refused(api, ns)
+    assert (body["code"], body["reason"], body["details"]) == (403, "Forbidden", {"name": "cm", "kind": "configmaps"})
+    assert body["message"] == ('configmaps "cm" is forbidden: expression \'object.data.missing == \'x\'\' resulted '
+                               "in error: no such key: missing")
+    reg.delete_validating_webhook_configuration("mc")
+    _install(api, "validating", "mc", _hook(ns, "mc.example.com", "/mc", hooks, matchConditions=[broken],
+                                            failurePolicy="Ignore"))
+    assert _create_cm(api, ns).metadata.name == "cm"
+    assert len(hooks.reviews["/mc"]) == 1  # called once in all: for the labelled ConfigMap

@@ -10,7 +10,7 @@ resource matches too: the webhook then gets the object in that version (``kind``
 request's own in ``requestKind``/``requestResource``, as kube's equivalent resource mapper does. Here the
 versions that share storage are equivalent (a CRD's versions; events.k8s.io/v1 and v1 Events;
 autoscaling/v1 and v2); kube also maps renamed built-in groups (extensions -> apps), not served here.
-``matchConditions`` (CEL) are not evaluated: a webhook with them is called as if they matched.
+A webhook matched so is called when its ``matchConditions`` (CEL) all hold (``_matchconditions``).
 """
 
 from __future__ import annotations

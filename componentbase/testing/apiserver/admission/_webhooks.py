@@ -34,6 +34,7 @@ from ..storage._convert import to_storage
 from ..storage.store import Store
 from ..wire._wire import Request, decode_object
 from ._admissionreview import PatchError, apply_json_patch, denial, review_request, verify_response
+from ._matchconditions import conditions_match
 from ._webhookclient import CallError, WebhookClient
 from ._webhookmatch import Hook, Invocation, hooks_of, match
 
@@ -150,7 +151,11 @@ class WebhookAdmission:
         if req.res.namespaced and req.namespace:
             ns = self.store.get(self.registry.must("", "v1", "namespaces").bucket, "", req.namespace)
             labels = ((ns.obj.get("metadata") or {}).get("labels") or {}) if ns is not None else {}
-        return match(hook, operation, req.res, req.sub, req.namespace, self.registry, obj, old, labels)
+        inv = match(hook, operation, req.res, req.sub, req.namespace, self.registry, obj, old, labels)
+        if inv is None or not hook.spec.get("matchConditions"):
+            return inv
+        request = self._review_body(inv, req, operation, obj, old)["request"]
+        return inv if conditions_match(hook, req.res, req.name or _name(obj, old), request) else None
 
     def _validating(self, req: Request, operation: str, obj: Obj | None, old: Obj | None) -> None:
         invocations = [inv for hook in hooks_of(self.store, self.registry, False)
@@ -216,14 +221,7 @@ class WebhookAdmission:
         if not versions:
             return self._failed(hook, "could not create admission objects: webhook does not accept known "
                                 "AdmissionReview versions (v1, v1beta1)")
-        user = req.user.to_user_info() if req.user is not None else {"username": "", "groups": []}
-        review = review_request(
-            res=inv.res, request_res=req.res, sub=req.sub, name=req.name or _name(obj, old),
-            namespace=req.namespace or (req.name if req.res.plural == "namespaces" and not req.res.group else ""),
-            operation=operation, user=dict(user, extra={}), dry_run=dry, options=_options(req, operation),
-            kind=_subresource_kind(req),
-            obj=_between(req.res, inv.res, obj) if obj is not None else None,
-            old=_between(req.res, inv.res, old) if old is not None else None)
+        review = self._review_body(inv, req, operation, obj, old)
         if versions[0] == "v1beta1":
             review["apiVersion"] = "admission.k8s.io/v1beta1"
         uid = review["request"]["uid"]
@@ -241,6 +239,18 @@ class WebhookAdmission:
         if not response.get("allowed"):
             return denial(hook.name, response.get("status"))
         return response
+
+    @staticmethod
+    def _review_body(inv: Invocation, req: Request, operation: str, obj: Obj | None, old: Obj | None) -> Obj:
+        """The AdmissionReview sent to ``inv``'s webhook, its objects in the webhook's version."""
+        user = req.user.to_user_info() if req.user is not None else {"username": "", "groups": []}
+        return review_request(
+            res=inv.res, request_res=req.res, sub=req.sub, name=req.name or _name(obj, old),
+            namespace=req.namespace or (req.name if req.res.plural == "namespaces" and not req.res.group else ""),
+            operation=operation, user=dict(user, extra={}), dry_run=req.options.dry_run,
+            options=_options(req, operation), kind=_subresource_kind(req),
+            obj=_between(req.res, inv.res, obj) if obj is not None else None,
+            old=_between(req.res, inv.res, old) if old is not None else None)
 
     @staticmethod
     def _failed(hook: Hook, reason: str) -> ApiError | None:

@@ -18,7 +18,7 @@ from ._env import policy_env
 from ._rules import issues
 from ._validate import go_error
 
-__all__ = ["Decision", "Policy", "compiled", "definition_errors", "evaluate"]
+__all__ = ["Decision", "Policy", "compiled", "definition_errors", "evaluate", "match_conditions"]
 
 Cause = tuple[str, str, str]
 _MESSAGE_LIMIT = 5 * 1024
@@ -217,3 +217,36 @@ def evaluate(policy: Policy, data: dict[str, Any]) -> tuple[list[Decision], dict
 
 
 
+
+
+_CONDITIONS: dict[str, tuple[Any, str]] = {}
+
+
+def _condition(text: str) -> tuple[Any, str]:
+    """A webhook's matchCondition compiled once per expression: the program, or kube's compile error."""
+    hit = _CONDITIONS.get(text)
+    if hit is None:
+        if len(_CONDITIONS) > 1024:
+            _CONDITIONS.clear()
+        errors: list[Cause] = []
+        program = _compile(text, "", errors)
+        hit = _CONDITIONS[text] = (program, errors[0][2].removeprefix("Invalid value: ") if errors else "")
+    return hit
+
+
+def match_conditions(conditions: list[dict[str, Any]], data: dict[str, Any]) -> tuple[bool, list[str]]:
+    """A webhook's ``matchConditions`` as kube's matchconditions matcher runs them: (False, []) once one is
+    false, whatever errors the others met; else (True, the errors), which the webhook's failurePolicy judges."""
+    errors = []
+    for cond in conditions:
+        text = str(cond.get("expression") or "")
+        program, compile_error = _condition(text)
+        if program is None:
+            errors.append(compile_error)
+            continue
+        value, err = _run(program, text, data)
+        if err is not None:
+            errors.append(err)
+        elif value is False:
+            return False, []
+    return True, errors
