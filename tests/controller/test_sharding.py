@@ -328,3 +328,36 @@ def test_metrics_per_replica_count_assigned_objects_moves_and_drains(server: Loo
         assert acks == drains
     finally:
         ring.close()
+
+
+def test_the_api_server_restarting_mid_handover_leaves_no_object_unassigned(server: LoopbackAPIServer) -> None:
+    """A restart from empty storage (a restored etcd) while a third shard's share is being drained: a replica
+    whose Lease could not be renewed meanwhile stops (1) and is started again, as its Deployment would; the Leases
+    are created again, the caches relist, and objects created afterwards are all assigned and reconciled."""
+    ring = Ring(server)
+    try:
+        ring.start("a")
+        ring.start("b")
+        keys = ring.create(20)
+        eventually(lambda: ring.assigned(keys, {"a", "b"}), timeout=15, what="every object assigned")
+        ring.start("c")
+        eventually(lambda: ring.objects.list("coordination.k8s.io/v1", "Lease", "default",
+                                             field_selector=f"metadata.name={ring.name}-c"), what="c's lease")
+        server.restart()  # c's share is being drained to it (or about to be)
+        ring.objects = ObjectClient(server.api_client())
+        time.sleep(2.5)  # past the renew deadline (1.5 s): a replica that could not renew has stopped
+        for shard in [s for s, (_, _, thread, _) in ring.replicas.items() if not thread.is_alive()]:
+            assert ring.stop(shard) == 1
+            ring.start(shard)  # the Deployment's restart
+        eventually(lambda: len(ring.objects.list("coordination.k8s.io/v1", "Lease", "default", label_selector=(
+            f"sharding.componentbase.io/ring={ring.name}"))) == 3, timeout=15, what="the shard leases created again")
+        created = time.monotonic()
+        keys = ring.create(20)
+        after = eventually(lambda: ring.assigned(keys, {"a", "b", "c"}), timeout=15, what="new objects assigned")
+        took = time.monotonic() - created
+        assert took < 2.0 + 2.0 + 3.0, f"assigned {took:.1f}s after their creation"  # leaseDuration + 2 s + margin
+        eventually(lambda: all(after[k] in ring.reconciled_by(created).get(k, ()) for k in keys), timeout=10,
+                   what="every new object reconciled by its shard")
+        ring.assert_no_overlap()
+    finally:
+        ring.close()
