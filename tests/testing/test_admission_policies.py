@@ -35,14 +35,14 @@ def ns(api: client.ApiClient, request: pytest.FixtureRequest) -> str:
 
 
 def _install(api: client.ApiClient, ns: str, validations: list[dict[str, Any]], actions: tuple[str, ...] = ("Deny",),
-             **spec: Any) -> None:
+             operations: tuple[str, ...] = ("CREATE", "UPDATE"), **spec: Any) -> None:
     """A policy on ConfigMaps named after ``ns``, bound to ``ns`` with ``actions``."""
     reg = client.AdmissionregistrationV1Api(api)
     param_ref = spec.pop("paramRef", None)
     reg.create_validating_admission_policy({
         "metadata": {"name": ns}, "spec": {
             "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
-                                                    "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]},
+                                                    "operations": list(operations), "resources": ["configmaps"]}]},
             "validations": validations, **spec}})
     binding: dict[str, Any] = {"policyName": ns, "validationActions": list(actions),
                                "matchResources": {"namespaceSelector": {"matchLabels": {"test": ns}}}}
@@ -141,3 +141,19 @@ def test_a_policy_that_does_not_compile_is_refused(api: client.ApiClient) -> Non
         body={"metadata": {"name": "b"}, "spec": {"policyName": "p"}}))
     assert [(c["field"], c["message"]) for c in status["details"]["causes"]] == [
         ("spec.validationActions", "Required value: at least one validation action is required")]
+
+
+def test_a_delete_is_judged_on_the_old_object(api: client.ApiClient, ns: str) -> None:
+    """kube evaluates policies on DELETE with ``oldObject`` the object and ``object`` null."""
+    _install(api, ns, [{"expression": "object == null && request.operation == 'DELETE' && "
+                                      "!('protected' in oldObject.metadata.labels)", "message": "protected"}],
+             operations=("DELETE",))
+    v1 = client.CoreV1Api(api)
+    v1.create_namespaced_config_map(ns, {"metadata": {"name": "keep", "labels": {"protected": "yes"}}})
+    v1.create_namespaced_config_map(ns, _cm("free"))  # CREATE is not bound
+    code, status = refused(lambda: v1.delete_namespaced_config_map("keep", ns))
+    cause = f"ValidatingAdmissionPolicy '{ns}' with binding '{ns}-binding' denied request: protected"
+    assert (code, status["reason"], status["message"]) == (422, "Invalid", f'configmaps "keep" is forbidden: {cause}')
+    assert v1.read_namespaced_config_map("keep", ns).metadata.name == "keep"
+    v1.delete_namespaced_config_map("free", ns)
+    assert [c.metadata.name for c in v1.list_namespaced_config_map(ns).items] == ["keep"]

@@ -324,7 +324,8 @@ class Rest:
             return Reply(202 if waits else 200, view(req.res, entry).raw)
 
     def _delete(self, req: Request, namespace: str, cur: Entry) -> Entry:
-        self.webhooks.deleting(req, namespace, view(req.res, cur).obj)
+        policies = PolicyAdmission(self.store, self.registry).deleting  # after the mutating webhooks, as kube orders
+        self.webhooks.deleting(req, namespace, view(req.res, cur).obj, policies)
         return delete(self, req, namespace, cur)
 
     def delete_collection(self, req: Request, pred: Predicate | None) -> Reply:

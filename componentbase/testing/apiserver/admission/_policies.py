@@ -12,7 +12,8 @@ ref's namespace or the request's), and the policy's CEL (``cel._policy``) decide
 ``Warn`` becomes a ``Warning`` header; ``Audit`` is accepted and, with no audit log here, recorded nowhere.
 A policy that does not compile, a missing param under ``parameterNotFoundAction: Deny`` or an expression
 that raises obeys the policy's ``failurePolicy`` (Fail by default). The CEL runtime is imported only once
-a binding exists. Not here: DELETE and CONNECT requests, ``authorizer``, the policy's ``status.typeChecking``.
+a binding exists. DELETE is judged with ``oldObject`` the object and ``object`` null, as kube does. Not
+here: CONNECT requests, ``authorizer``, the policy's ``status.typeChecking``.
 """
 
 from __future__ import annotations
@@ -61,17 +62,22 @@ class PolicyAdmission:
             return
         bindings = self._stored("validatingadmissionpolicybindings")
         if bindings:
-            self._dispatch(req, obj, old, bindings)
+            self._dispatch(req, obj, old, bindings, "CREATE" if old is None else "UPDATE")
+
+    def deleting(self, req: Request, old: Obj) -> None:
+        """DELETE, as kube evaluates policies for it: ``oldObject`` the object deleted, ``object`` null."""
+        bindings = self._stored("validatingadmissionpolicybindings")
+        if bindings:
+            self._dispatch(req, None, old, bindings, "DELETE")
 
     def _stored(self, plural: str) -> list[Obj]:
         found = self.registry.lookup(_GROUP, "v1", plural)
         return [e.obj for e in self.store.items(found.bucket, None)] if found is not None else []
 
-    def _dispatch(self, req: Request, obj: Obj, old: Obj | None, bindings: list[Obj]) -> None:
+    def _dispatch(self, req: Request, obj: Obj | None, old: Obj | None, bindings: list[Obj], operation: str) -> None:
         from ..cel._policy import compiled, evaluate
 
-        operation = "CREATE" if old is None else "UPDATE"
-        meta = obj.get("metadata") or {}
+        meta = (obj if obj is not None else old or {}).get("metadata") or {}
         name = str(meta.get("name") or req.name or meta.get("generateName") or "")
         policies = {str((p.get("metadata") or {}).get("name")): p for p in self._stored("validatingadmissionpolicies")}
         namespace = self._namespace(req)
@@ -109,7 +115,7 @@ class PolicyAdmission:
                         continue
                     self._decide(req, name, stored, binding, decision.message, decision.reason)
 
-    def _matches(self, spec: Obj, req: Request, operation: str, name: str, obj: Obj, old: Obj | None,
+    def _matches(self, spec: Obj, req: Request, operation: str, name: str, obj: Obj | None, old: Obj | None,
                  namespace: Obj | None, rules: list[Obj]) -> bool:
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {} if namespace is not None else None
         hook = Hook("", 0, {"rules": rules, "namespaceSelector": spec.get("namespaceSelector"),

@@ -117,9 +117,11 @@ class WebhookAdmission:
             self._validating(req, "CREATE" if old is None else "UPDATE", obj, old)
         return obj
 
-    def deleting(self, req: Request, namespace: str, old: Obj) -> None:
-        """DELETE: the mutating webhooks (which may not patch) and the validating ones see ``oldObject``; each
-        object of a DELETECOLLECTION is asked about on its own, by its name and namespace, as kube does."""
+    def deleting(self, req: Request, namespace: str, old: Obj,
+                 policies: Callable[[Request, Obj], None] | None = None) -> None:
+        """DELETE: the mutating webhooks (which may not patch), then ``policies`` (the ValidatingAdmissionPolicy
+        plugin's turn in kube's order), then the validating webhooks see ``oldObject``; each object of a
+        DELETECOLLECTION is asked about on its own, by its name and namespace, as kube does."""
         if req.verb not in ("delete", "deletecollection") or req.user is None:
             return  # the server's own deletes (an eviction's) are not admitted, as kube's eviction deletes
         name = _name(None, old)
@@ -129,6 +131,8 @@ class WebhookAdmission:
             inv = self._match(hook, req, "DELETE", None, old)
             if inv is not None:
                 self._mutating_call(inv, req, "DELETE", None, old)
+        if policies is not None:
+            policies(req, old)
         self._validating(req, "DELETE", None, old)
 
     def create_subresource(self, req: Request) -> bytes:

@@ -11,6 +11,7 @@ import calendar
 import time
 from typing import Any, Protocol
 
+from ..admission._policies import PolicyAdmission
 from ..admission._webhooks import WebhookAdmission
 from ..apimachinery.errors import ApiError
 from ..apimachinery.resources import Registry, Resource
@@ -155,7 +156,8 @@ def delete_namespace(rest: Deleter, req: Request, cur: Entry) -> Entry:
     if name in IMMORTAL_NAMESPACES:
         message = f'namespaces "{name}" is forbidden: this namespace may not be deleted'
         raise ApiError(403, "Forbidden", message, {"name": name, "kind": "namespaces"})
-    rest.webhooks.deleting(req, "", cur.obj)  # after NamespaceLifecycle's refusal, as kube's plugins are ordered
+    # after NamespaceLifecycle's refusal, as kube's plugins are ordered
+    rest.webhooks.deleting(req, "", cur.obj, PolicyAdmission(rest.store, rest.registry).deleting)
     meta = _meta(cur.obj)
     if not meta.get("deletionTimestamp"):
         finalizers = list(meta.get("finalizers") or [])
