@@ -99,7 +99,8 @@ class Manager:
     (``strip_managed_fields`` bounds memory); a watch silent for ``inactivity_timeout`` seconds (no event, no
     bookmark: kube-apiserver sends one about every minute) is presumed dead and opened again. ``elector`` is
     an election already running for this component (``run_component``'s): the manager then elects no second
-    time, runs its leader-only work at once and fences its writes by that elector's deadline.
+    time, runs its leader-only work at once and fences its writes by that elector's deadline. ``sharding`` (a
+    ``ShardingConfig``) runs the leader-only work on every replica as one shard of a ring (docs/sharding.md).
 
     Public attributes:
 
