@@ -443,3 +443,21 @@ def test_match_conditions_decide_whether_a_webhook_is_called(api: client.ApiClie
                                             failurePolicy="Ignore"))
     assert _create_cm(api, ns).metadata.name == "cm"
     assert len(hooks.reviews["/mc"]) == 1  # called once in all: for the labelled ConfigMap
+
+
+def test_match_conditions_are_validated_as_kube_does(api: client.ApiClient, hooks: WebhookServer, ns: str) -> None:
+    conditions = [{"name": "a", "expression": "object.metadata.name == "}, {"name": "a", "expression": "true"},
+                  {"name": "no spaces", "expression": " "}]
+    with pytest.raises(client.ApiException) as err:
+        _install(api, "validating", "bad", _hook(ns, "bad.example.com", "/check", hooks, matchConditions=conditions))
+    assert err.value.status == 422
+    message = json.loads(err.value.body)["message"]
+    path = "webhooks[0].matchConditions"
+    assert message.startswith('ValidatingWebhookConfiguration.admissionregistration.k8s.io "bad" is invalid: ['
+                              f'{path}[0].expression: Invalid value: "object.metadata.name ==": compilation failed: '
+                              "ERROR: <input>:1:")
+    assert message.endswith(f'{path}[1].name: Duplicate value: "a", {path}[2].expression: Required value, '
+                            f'{path}[2].name: Invalid value: "no spaces": name part must consist of alphanumeric '
+                            "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+                            "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+                            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]")

@@ -5,9 +5,10 @@ selectors, ``timeoutSeconds: 10``, a mutating webhook's ``reinvocationPolicy: Ne
 "*"``, a service's ``port: 443``; so ``kubectl get -o yaml`` shows what kube-apiserver stores. Validation
 (pkg/apis/admissionregistration/validation): fully qualified and unique webhook names, rules, the enums,
 ``sideEffects`` None or NoneOnDryRun, ``timeoutSeconds`` 1..30, exactly one of ``url`` (https, a host, no
-query, fragment or user) or ``service``, ``admissionReviewVersions`` naming v1 or v1beta1, with kube's
-messages. ``matchConditions`` (CEL) are kept, not compiled. A CRD's ``spec.conversion`` is checked here too,
-as apiextensions' validation does (its errors name the internal ``webhookClientConfig`` field, as kube's do).
+query, fragment or user) or ``service``, ``admissionReviewVersions`` naming v1 or v1beta1, and
+``matchConditions`` (at most 64, named, unique, each expression compiling to a bool), with kube's messages.
+A CRD's ``spec.conversion`` is checked here too, as apiextensions' validation does (its errors name the
+internal ``webhookClientConfig`` field, as kube's do).
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from componentbase.util.field import FieldError, Path, duplicate, forbidden, invalid, not_supported, required
+from componentbase.util.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
+from componentbase.util.validation import qualified_name
 
 __all__ = ["CONFIGURATIONS", "configuration_errors", "conversion_errors", "default_configuration"]
 
@@ -136,8 +147,35 @@ def _hook_errors(hook: Obj, path: Path, mutating: bool) -> list[FieldError]:
         errors.append(invalid(path.child("timeoutSeconds"), timeout, "the timeout value must be between 1 and 30 "
                                                                       "seconds"))
     errors += _client_config_errors(hook.get("clientConfig"), path.child("clientConfig"))
+    errors += _condition_errors(_list(hook.get("matchConditions")), path.child("matchConditions"))
     return errors + _review_versions(hook.get("admissionReviewVersions"), path.child("admissionReviewVersions"),
                                      "must specify one of v1, v1beta1")
+
+
+def _condition_errors(conditions: list[Any], path: Path) -> list[FieldError]:
+    """kube's validateMatchConditions: at most 64, each named (a qualified name, unique) with an expression
+    that compiles to a bool."""
+    errors: list[FieldError] = [too_many(path, len(conditions), 64)] if len(conditions) > 64 else []
+    names: set[str] = set()
+    for i, cond in enumerate(conditions):
+        cond = cond if isinstance(cond, dict) else {}
+        at, name, text = path.index(i), str(cond.get("name") or ""), str(cond.get("expression") or "").strip()
+        if not text:
+            errors.append(required(at.child("expression")))
+        else:
+            # the CEL runtime is loaded only for a configuration with conditions
+            from ..cel._policy import condition_error
+
+            if detail := condition_error(text):
+                errors.append(invalid(at.child("expression"), text, detail))
+        if not name:
+            errors.append(required(at.child("name")))
+        else:
+            errors += [invalid(at.child("name"), name, why) for why in qualified_name(name)]
+        if name and name in names:
+            errors.append(duplicate(at.child("name"), name))
+        names.add(name)
+    return errors
 
 
 def configuration_errors(obj: Obj, mutating: bool) -> list[FieldError]:

@@ -18,7 +18,7 @@ from ._env import policy_env
 from ._rules import issues
 from ._validate import go_error
 
-__all__ = ["Decision", "Policy", "compiled", "definition_errors", "evaluate", "match_conditions"]
+__all__ = ["Decision", "Policy", "compiled", "condition_error", "definition_errors", "evaluate", "match_conditions"]
 
 Cause = tuple[str, str, str]
 _MESSAGE_LIMIT = 5 * 1024
@@ -222,15 +222,21 @@ def evaluate(policy: Policy, data: dict[str, Any]) -> tuple[list[Decision], dict
 _CONDITIONS: dict[str, tuple[Any, str]] = {}
 
 
+def condition_error(text: str) -> str:
+    """Why a webhook's matchCondition ``text`` does not compile as kube words it (``compilation failed: ...``,
+    ``cel expression must evaluate to a bool``), or "" when it does; compiled once per expression."""
+    return _condition(text)[1]
+
+
 def _condition(text: str) -> tuple[Any, str]:
-    """A webhook's matchCondition compiled once per expression: the program, or kube's compile error."""
     hit = _CONDITIONS.get(text)
     if hit is None:
         if len(_CONDITIONS) > 1024:
             _CONDITIONS.clear()
         errors: list[Cause] = []
         program = _compile(text, "", errors)
-        hit = _CONDITIONS[text] = (program, errors[0][2].removeprefix("Invalid value: ") if errors else "")
+        detail = errors[0][2].removeprefix(f"Invalid value: {_go_quote(text)}: ") if errors else ""
+        hit = _CONDITIONS[text] = (program, detail)
     return hit
 
 
