@@ -128,6 +128,7 @@ def test_the_wheel_holds_the_library_and_the_examples_and_no_other_top_level_pac
     assert "componentbase_examples/widgets/crd.yaml" in names
     assert "componentbase_examples/widgets/webhooks.yaml" in names
     assert "componentbase/py.typed" in names
+    assert "componentbase/testing/apiserver/wire/_proto_fields.txt" in names  # the server's protobuf tables
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     console = text.split("[console_scripts]\n", 1)[1].split("\n\n", 1)[0]
