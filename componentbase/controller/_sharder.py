@@ -21,6 +21,7 @@ retried from the cache.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import sys
@@ -79,6 +80,17 @@ _METADATA_ONLY = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v
                   "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
 
 
+class _CompactListWatch(ListWatch):
+    """Each list page reduced to what the sharder keeps as it arrives: an informer holds its whole first list
+    before it transforms it, which for every object of a kind would be the leader's peak memory."""
+
+    def list_page(self, *, resource_version: str = "", limit: int = 0, continue_token: str = "",
+                  timeout: float | None = None) -> Any:
+        page = super().list_page(resource_version=resource_version, limit=limit, continue_token=continue_token,
+                                 timeout=timeout)
+        return dataclasses.replace(page, items=[_metadata(obj) for obj in page.items])
+
+
 class _MetadataCache:
     """Metadata-only informers, as client-go's metadata informers: the server sends PartialObjectMetadata, so
     the sharder's first list of every object is metadata too (not only what it keeps of it)."""
@@ -98,8 +110,8 @@ class _MetadataCache:
         mapping = self.mapper.mapping(api_version, kind)
 
         def one(namespace: str | None) -> SharedInformer:
-            informer = SharedInformer(ListWatch.for_mapping(self.client, mapping, namespace, label_selector=selector),
-                                      transform=_metadata, inactivity_timeout=180.0)
+            list_watch = _CompactListWatch.for_mapping(self.client, mapping, namespace, label_selector=selector)
+            informer = SharedInformer(list_watch, transform=_metadata, inactivity_timeout=180.0)
             self.informers.append(informer)
             return informer
 
