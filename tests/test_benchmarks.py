@@ -54,6 +54,14 @@ def test_the_controller_benchmark_writes_each_object_once() -> None:
     assert re.search(r"ratio \(manager / raw rate\): [\d.]+", out), out
 
 
+def test_the_operator_benchmark_settles_every_website_and_charges_it_against_hello() -> None:
+    out = _run("benchmarks/operator.py", "--objects=10", "--rounds=1", verdicts=1)
+    assert re.search(r"hello: .* requests/object 1\.00 \(medians\)", out), out  # one greeting each
+    # two children applied and one status write each, then the reconcile its own writes bring back re-applies
+    assert re.search(r"operator: .* requests/object [3-9]\.\d\d \(medians\)", out), out
+    assert re.search(r"operator / hello controller CPU per object, medians: [\d.]+", out), out
+
+
 def test_the_api_server_cpu_benchmark_charges_each_kind_of_request() -> None:
     out = _run("benchmarks/apiserver_cpu.py", "--requests=20", "--rounds=1", "--watchers=2")
     kinds = re.search(r"median: +create ([\d.]+), patch ([\d.]+), bind\+event ([\d.]+), get ([\d.]+), "
