@@ -49,6 +49,7 @@ QUOTES = [
     ("runtime.md", r"median about 0\.6; target ([\d.]+)\)", "virtual_kubelet.py", None),
     ("runtime.md", r"of the raw loop \(target ([\d.]+);", "controller.py", "ratio"),
     ("runtime.md", r"binding\+Event pairs one thread sends \(target ([\d.]+)\)", "scheduler.py", "pairs"),
+    ("runtime.md", r"times the hello reconcile's per object \(target at most ([\d.]+)x", "operator.py", None),
     ("runtime.md", r"times the null scheduler's \(target at most ([\d.]+)\)", "scheduler.py", "cpu"),
     ("runtime.md", r"retryPeriod 0\.2 s; target ([\d.]+) s\)", "hello_takeover.py", None),
     ("runtime.md", r"the scheduler's first binding at a median [\d.]+ s \(target ([\d.]+) s\)",
