@@ -141,7 +141,10 @@ def test_readiness_and_liveness_probes(kube: Kube, tmp_path: Path) -> None:
     eventually(lambda: _state(kube, "probed").get("http", {}).get("ready"), 30, what="the HTTP probe to pass")
     exec_status = _state(kube, "probed")["exec"]
     assert exec_status["state"].get("running") and exec_status["ready"] is False  # running, not ready
-    ready = _conditions(kube, "probed")["Ready"]
+    # The HTTP probe (1 s period, one failure turns it unready) can miss a beat on a loaded machine: the
+    # condition is asserted once it names the exec container alone, as it must while HTTP is ready.
+    ready = eventually(lambda: (c := _conditions(kube, "probed")["Ready"])["message"].endswith("[exec]") and c, 30,
+                       what="the Ready condition naming the exec container alone")
     assert (ready["status"], ready["message"]) == ("False", "containers with unready status: [exec]")
     unhealthy = eventually(lambda: [e for e in kube.events() if e["involvedObject"]["name"] == "probed"
                                     and e["message"].startswith("Readiness probe failed: command ['test', '-f', ")],
