@@ -17,10 +17,11 @@ from typing import Any
 from cel_expr_python import cel  # type: ignore[import-untyped]  # ships .pyi files but no py.typed
 from cel_expr_python.ext import ext_bindings, ext_math, ext_optional  # type: ignore[import-untyped]
 
+from ._format import FORMAT_FUNCTIONS, rewrite
 from ._k8slib import K8S_FUNCTIONS
 from ._strings import LIST_FUNCTIONS, STRING_FUNCTIONS, CelError
 
-__all__ = ["OLD_LIST", "CelError", "cel_type", "compile_expr", "env_for", "policy_env"]
+__all__ = ["OLD_LIST", "CelError", "cel_type", "compile_expr", "compile_in", "env_for", "policy_env"]
 
 T = cel.Type
 #: the variable optionalOldSelf rules read oldSelf from: a list of zero or one old value
@@ -44,7 +45,7 @@ def _guard(impl: Callable[..., Any]) -> Callable[..., Any]:
 
 def _declarations() -> list[Any]:
     decls = []
-    for table in (STRING_FUNCTIONS, LIST_FUNCTIONS, K8S_FUNCTIONS):
+    for table in (STRING_FUNCTIONS, LIST_FUNCTIONS, K8S_FUNCTIONS, FORMAT_FUNCTIONS):
         for name, overloads in table.items():
             expanded = [(f"{oid}_{k}", kinds.replace("*", k), member, impl) if "*" in kinds else
                         (oid, kinds, member, impl) for oid, kinds, member, impl in overloads for k in _ANY]
@@ -100,7 +101,14 @@ def compile_expr(node: dict[str, Any], expression: str, with_old: bool = True) -
     self_type = cel_type(node)
     name = _type_name(self_type)
     _TYPES.setdefault(name, self_type)
-    return env_for(name, with_old).compile(expression)
+    return compile_in(env_for(name, with_old), expression)
+
+
+def compile_in(env: Any, expression: str) -> Any:
+    """``expression`` type-checked as written, and the program that runs it (see ``_format.rewrite``)."""
+    program = env.compile(expression)
+    evaluated = rewrite(expression)
+    return program if evaluated == expression else env.compile(evaluated)
 
 
 @functools.lru_cache(maxsize=1)

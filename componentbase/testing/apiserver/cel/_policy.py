@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._env import policy_env
+from ._env import compile_in, policy_env
 from ._rules import issues
 from ._validate import go_error
 
@@ -55,7 +55,7 @@ def _go_quote(s: str) -> str:
 
 def _compile(text: str, path: str, errors: list[Cause], want: str = "BOOL") -> Any:
     try:
-        program = policy_env().compile(text)
+        program = compile_in(policy_env(), text)
     except RuntimeError as err:
         errors.append(("FieldValueInvalid", path, f"Invalid value: {_go_quote(text)}: compilation failed: "
                        f"{issues(err)}"))

@@ -1,0 +1,101 @@
+"""CRD rules as public operators write them (kubebuilder ``XValidation`` markers), through the official client.
+
+Each schema fragment below is a rule copied from an operator's CRD (named beside it); the expected answers
+are what kube-apiserver gives, derived from its libraries' documented semantics and apimachinery's messages
+(k8s.io/apiserver/pkg/cel/library, k8s.io/apimachinery/pkg/util/validation), not from this server's output.
+One server for the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from componentbase.testing import LoopbackAPIServer
+from tests.testing.test_validation import refused
+
+pytestmark = pytest.mark.integration
+
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+SPEC_PROPS: dict[str, Any] = {
+    # openshift/api's external-framework reference: resource and namespace
+    "resource": {"type": "string", "maxLength": 63, "x-kubernetes-validations": [{
+        "rule": "!format.dns1123Label().validate(self).hasValue()",
+        "message": "the value must consist of only lowercase alphanumeric characters and hyphens"}]},
+    # an operator's target namespaces, each checked in one rule on the list
+    "targetNamespaces": {"type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 63},
+                         "x-kubernetes-validations": [{
+                             "rule": "self.all(ns, !format.dns1123Label().validate(ns).hasValue())",
+                             "message": "each namespace must be a valid DNS label"}]},
+    # the library's own documented pairing: the rule, and its errors as the message
+    "host": {"type": "string", "maxLength": 253, "x-kubernetes-validations": [{
+        "rule": "!format.named('dns1123Subdomain').value().validate(self).hasValue()",
+        "messageExpression": "format.dns1123Subdomain().validate(self).orValue([]).join(', ')"}]},
+    "generateName": {"type": "string", "maxLength": 63, "x-kubernetes-validations": [{
+        "rule": "!format.dns1123LabelPrefix().validate(self).hasValue()", "message": "not a name prefix"}]},
+    "labelKey": {"type": "string", "maxLength": 317, "x-kubernetes-validations": [{
+        "rule": "format.named('qualifiedName').hasValue() && !format.named('nope').hasValue() && "
+                "!format.qualifiedName().validate(self).hasValue()",
+        "messageExpression": "format.qualifiedName().validate(self).value()[0]"}]},
+}
+
+
+def _crd(plural: str, props: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.ops.example.com"},
+            "spec": {"group": "ops.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "kind": plural[:-1].capitalize()},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "properties": {"spec": {"type": "object", "properties": props}}}}}]}}
+
+
+@pytest.fixture(scope="module")
+def objects() -> Iterator[client.CustomObjectsApi]:
+    with LoopbackAPIServer() as server:
+        api_client = server.api_client()
+        client.ApiextensionsV1Api(api_client).create_custom_resource_definition(_crd("probes", SPEC_PROPS))
+        yield client.CustomObjectsApi(api_client)
+        api_client.close()
+
+
+def _create(objects: client.CustomObjectsApi, plural: str, name: str, **spec: Any) -> Any:
+    body = {"apiVersion": "ops.example.com/v1", "kind": plural[:-1].capitalize(), "metadata": {"name": name},
+            "spec": spec}
+    return objects.create_namespaced_custom_object("ops.example.com", "v1", "default", plural, body)
+
+
+def _causes(objects: client.CustomObjectsApi, plural: str, name: str, **spec: Any) -> list[tuple[str, str]]:
+    code, status = refused(lambda: _create(objects, plural, name, **spec))
+    assert (code, status["reason"]) == (422, "Invalid")
+    return [(c["field"], c["message"]) for c in status["details"]["causes"]]
+
+
+def test_format_library_accepts_valid_names(objects: client.CustomObjectsApi) -> None:
+    made = _create(objects, "probes", "ok", resource="deployments", targetNamespaces=["default", "kube-system"],
+                   host="api.example.com", generateName="web-", labelKey="example.com/My_Key.1")
+    assert made["spec"]["resource"] == "deployments"
+
+
+def test_format_library_refuses_with_the_rules_message(objects: client.CustomObjectsApi) -> None:
+    assert _causes(objects, "probes", "bad1", resource="Deployments", targetNamespaces=["ok", "a.b"]) == [
+        ("spec.resource", 'Invalid value: "string": the value must consist of only lowercase alphanumeric '
+                          "characters and hyphens"),
+        ("spec.targetNamespaces", 'Invalid value: "array": each namespace must be a valid DNS label')]
+
+
+def test_format_errors_as_the_message_expression(objects: client.CustomObjectsApi) -> None:
+    assert _causes(objects, "probes", "bad2", host="-x.com", generateName="Web-", labelKey="a/b/c") == [
+        ("spec.host", f'Invalid value: "string": {SUBDOMAIN_MSG}'),
+        ("spec.generateName", 'Invalid value: "string": not a name prefix'),
+        ("spec.labelKey", 'Invalid value: "string": a qualified name must consist of alphanumeric characters, '
+                          "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  "
+                          "or 'my.name',  or '123-abc', regex used for validation is "
+                          "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and "
+                          "'/' (e.g. 'example.com/MyName')")]
+    assert _causes(objects, "probes", "bad3", labelKey="-bad.io/x") == [
+        ("spec.labelKey", f'Invalid value: "string": prefix part {SUBDOMAIN_MSG}')]
