@@ -21,10 +21,8 @@ retried from the cache.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,17 +30,16 @@ from typing import Any
 
 from componentbase.client import NotLeader, ObjectClient, is_conflict, is_not_found
 from componentbase.controller._ring import HashRing
+from componentbase.controller._shardcache import MetadataCache
 from componentbase.controller._shardmetrics import ShardingMetrics
 from componentbase.controller._shardnames import (
-    DRAIN_PREFIX,
     RING_LABEL,
     SHARD_LABEL,
-    SHARD_PREFIX,
     ShardingConfig,
     object_key,
     owner_key,
 )
-from componentbase.informers import InformerFactory, ListWatch, MultiNamespaceInformer, SharedInformer, deleted_object
+from componentbase.informers import InformerFactory, SharedInformer, deleted_object
 from componentbase.workqueue import RateLimitingQueue, ShutDown, default_controller_rate_limiter
 
 __all__ = ["Sharder"]
@@ -57,86 +54,12 @@ Item = tuple[bool, int, str]  # (owned kind?, index of the kind, object key)
 Kind = tuple[str, str]  # (apiVersion, kind)
 
 
-def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    """What the sharder keeps of an object: its name, resourceVersion, uid, the sharding labels and its
-    controller reference, the strings every object repeats interned (a few hundred bytes an object)."""
-    meta = obj.get("metadata") or {}
-    kept: dict[str, Any] = {k: meta[k] for k in ("name", "resourceVersion", "uid") if k in meta}
-    if meta.get("namespace"):
-        kept["namespace"] = sys.intern(meta["namespace"])
-    labels = {sys.intern(k): sys.intern(v) for k, v in (meta.get("labels") or {}).items()
-              if k.startswith((SHARD_PREFIX, DRAIN_PREFIX))}
-    if labels:
-        kept["labels"] = labels
-    owner = next((r for r in meta.get("ownerReferences") or () if r.get("controller")), None)
-    if owner is not None:
-        kept["ownerReferences"] = [{"apiVersion": sys.intern(str(owner.get("apiVersion", ""))), "controller": True,
-                                    "kind": sys.intern(str(owner.get("kind", ""))), "name": owner.get("name")}]
-    return {"metadata": kept}
-
-
-#: client-go's metadata informers' Accept: the list and watch carry each object's metadata only.
-_METADATA_ONLY = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
-                  "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
-
-
-class _CompactListWatch(ListWatch):
-    """Each list page reduced to what the sharder keeps as it arrives: an informer holds its whole first list
-    before it transforms it, which for every object of a kind would be the leader's peak memory."""
-
-    def list_page(self, *, resource_version: str = "", limit: int = 0, continue_token: str = "",
-                  timeout: float | None = None) -> Any:
-        page = super().list_page(resource_version=resource_version, limit=limit, continue_token=continue_token,
-                                 timeout=timeout)
-        return dataclasses.replace(page, items=[_metadata(obj) for obj in page.items])
-
-
-class _MetadataCache:
-    """Metadata-only informers, as client-go's metadata informers: the server sends PartialObjectMetadata, so
-    the sharder's first list of every object is metadata too (not only what it keeps of it)."""
-
-    def __init__(self, api_client: Any, mapper: Any, namespaces: list[str]) -> None:
-        from componentbase.client._throttled import ThrottledApiClient  # imports kubernetes: only when running
-
-        self.client = ThrottledApiClient(api_client.configuration, None)
-        self.client.default_headers.update(api_client.default_headers)
-        self.client.default_headers["Accept"] = _METADATA_ONLY
-        self.client.user_agent = f"{api_client.user_agent}/sharder"
-        self.mapper = mapper
-        self.namespaces = namespaces
-        self.informers: list[SharedInformer] = []
-
-    def informer(self, api_version: str, kind: str, selector: str) -> SharedInformer:
-        mapping = self.mapper.mapping(api_version, kind)
-
-        def one(namespace: str | None) -> SharedInformer:
-            list_watch = _CompactListWatch.for_mapping(self.client, mapping, namespace, label_selector=selector)
-            informer = SharedInformer(list_watch, transform=_metadata, inactivity_timeout=180.0)
-            self.informers.append(informer)
-            return informer
-
-        if mapping.namespaced and len(self.namespaces) > 1:
-            return MultiNamespaceInformer({ns: one(ns) for ns in self.namespaces})
-        return one(self.namespaces[0] if mapping.namespaced and self.namespaces else None)
-
-    def start(self, stop: threading.Event) -> None:
-        for informer in self.informers:
-            informer.start(stop)
-
-    def wait_for_sync(self, stop: threading.Event, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not all(i.has_synced() and i.handlers_synced() for i in self.informers):
-            if stop.wait(0.05) or time.monotonic() > deadline:
-                return False
-        return True
-
-    def join(self, timeout: float) -> None:
-        for informer in self.informers:
-            informer.join(timeout)
-
-
 def _on_each_change(informer: SharedInformer, handle: Callable[[Any], None]) -> None:
     informer.add_event_handler(on_add=handle, on_update=lambda _, new: handle(new), on_delete=handle)
+
+
+def _updated(handle: Callable[[Any], None], old: Any, new: Any) -> None:
+    handle(new)
 
 
 def _labels(obj: dict[str, Any] | None) -> dict[str, str]:
@@ -157,7 +80,7 @@ class Sharder:
         self.api_client = api_client
         self.lease_namespace = lease_namespace
         self.namespace = namespace
-        self.period = min(retry_period, 0.25)  # how late an expiry is noticed, at most
+        self.period = min(retry_period, 0.25)  # how often the Leases are judged, besides at each expiry
         self.lease_duration = lease_duration
         self.mapper = mapper
         self._started = float("inf")  # when this sharder's view of the Leases began (set once synced)
@@ -190,6 +113,15 @@ class Sharder:
             return {shard for (holder, _, duration), seen, shard in self._seen.values()
                     if shard and holder == shard and now < seen + float(duration or 0)}
 
+    def _until_expiry(self) -> float:
+        """Seconds until the next live shard's Lease expires, at most a period: a dead shard's objects move the
+        moment its Lease expires as judged here (as a candidate judges it), not up to a period later."""
+        now = time.monotonic()
+        with self._lock:
+            ends = [seen + float(duration or 0) for (holder, _, duration), seen, shard in self._seen.values()
+                    if shard and holder == shard]
+        return min([self.period, *(end - now + 0.001 for end in ends if end > now)])
+
     def _orphans(self) -> list[str]:
         """Leases of shards gone for longer than ``orphan_after``: deleted, as timebertt's sharder does."""
         now = time.monotonic()
@@ -206,7 +138,7 @@ class Sharder:
                                          label_selector=f"{RING_LABEL}={self.config.ring}")
         leases.add_event_handler(on_add=self._lease_seen, on_update=lambda _, new: self._lease_seen(new),
                                  on_delete=self._lease_gone)
-        cache = _MetadataCache(self.api_client, self.mapper, list(self.namespace or ()))
+        cache = MetadataCache(self.api_client, self.mapper, list(self.namespace or ()))
         self.objects = ObjectClient(self.client, self.mapper)
         self.mains = [cache.informer(av, kind, self.config.selector) for av, kind in self.config.kinds]
         self.owned = [cache.informer(av, kind, "") for av, kind in self.config.owned]
@@ -222,7 +154,7 @@ class Sharder:
             self._tick(queue, leases_factory, stop)
             for worker in workers:
                 worker.start()
-            while not stop.wait(self.period):
+            while not stop.wait(self._until_expiry()):
                 self._tick(queue, leases_factory, stop)
         finally:
             queue.shut_down()
@@ -233,15 +165,18 @@ class Sharder:
             leases_factory.join(1.0)
 
     def _watch(self, queue: RateLimitingQueue[Item]) -> None:
-        def main_changed(i: int, obj: Any) -> None:
+        def main_changed(i: int, obj: Any, deleted: bool = False) -> None:
             key = object_key(deleted_object(obj))
-            queue.add((False, i, key))
+            if deleted or not self._settled(obj):
+                queue.add((False, i, key))
             for owned_index, informer in enumerate(self.owned):
                 for child in informer.by_index(_OWNER_INDEX, f"{i}|{key}"):
                     queue.add((True, owned_index, object_key(child)))
 
         for i, informer in enumerate(self.mains):
-            _on_each_change(informer, functools.partial(main_changed, i))
+            changed = functools.partial(main_changed, i)
+            informer.add_event_handler(on_add=changed, on_update=functools.partial(_updated, changed),
+                                       on_delete=functools.partial(changed, deleted=True))
         kinds = self.config.kinds
 
         def by_owner(obj: dict[str, Any]) -> list[str]:
@@ -264,17 +199,27 @@ class Sharder:
             self.ring = HashRing(live, self.config.virtual_nodes)
             self.metrics.ring_shards(len(live))
             # The objects of shards no longer live first: they have nobody reconciling them until they move.
+            # Only objects with a label to write are queued (owned ones: those of the owners that move).
             label = self.config.shard_label
             for orphaned in (True, False):
                 for owned, informers in ((False, self.mains), (True, self.owned)):
                     for i, informer in enumerate(informers):
                         for obj in informer.list():
-                            if (_labels(obj).get(label, "") not in live) == orphaned:
+                            if (_labels(obj).get(label, "") not in live) == orphaned and (
+                                    owned or not self._settled(obj)):
                                 queue.add((owned, i, object_key(obj)))
         for name in self._orphans():
             if stop.is_set():
                 return
             self._delete_lease(name)
+
+    def _settled(self, obj: Any) -> bool:
+        """Labelled as the ring assigns it and not draining: nothing to write. Checked before queueing, so a ring
+        change, or the watch event of each label written, does not put every object through the queue (a ring
+        change re-checks every object after the new ring is in place, so none is missed in between)."""
+        labels = _labels(obj)
+        desired = self.ring.shard_for(object_key(obj))
+        return not desired or (labels.get(self.config.shard_label) == desired and self.config.drain_label not in labels)
 
     def _delete_lease(self, name: str) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ it could not renew, and its cache may not show that yet.
 from __future__ import annotations
 
 import collections
+import copy
 import inspect
 import logging
 import threading
@@ -28,7 +29,7 @@ from urllib.parse import urlsplit
 
 from componentbase.client import NotLeader, ObjectClient
 from componentbase.controller._controller import Controller
-from componentbase.controller._sharder import Sharder
+from componentbase.controller._sharder import WORKERS, Sharder
 from componentbase.controller._shardmetrics import ShardingMetrics
 from componentbase.controller._shardnames import (
     RING_LABEL,
@@ -90,7 +91,10 @@ class Sharding:
         # The sharder's own client: fenced by the leader election, and not held by the controllers' client-side
         # rate limit, so relabelling a dead shard's objects does not wait behind their reconciles (its one
         # request at a time per worker is its own limit; the API server's priority and fairness still applies).
-        self._sharder_client = ThrottledApiClient(api_client.configuration, None, fence)
+        # A keep-alive connection per worker (a component's client keeps 2: the other writes would each open one).
+        writes = copy.deepcopy(api_client.configuration)
+        writes.connection_pool_maxsize = WORKERS
+        self._sharder_client = ThrottledApiClient(writes, None, fence)
         self._sharder_client.default_headers.update(api_client.default_headers)
         self._sharder_client.user_agent = f"{api_client.user_agent}/sharder"
         self._elector: LeaderElector | None = None
