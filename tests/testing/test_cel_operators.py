@@ -99,3 +99,60 @@ def test_format_errors_as_the_message_expression(objects: client.CustomObjectsAp
                           "'/' (e.g. 'example.com/MyName')")]
     assert _causes(objects, "probes", "bad3", labelKey="-bad.io/x") == [
         ("spec.labelKey", f'Invalid value: "string": prefix part {SUBDOMAIN_MSG}')]
+
+
+BUDGET = ("(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
+          "strings are declared)")
+AT = "spec.validation.openAPIV3Schema.properties[spec].properties"
+
+
+def _crd_causes(objects: client.CustomObjectsApi, crd: dict[str, Any]) -> list[tuple[str, str, str]]:
+    ext = client.ApiextensionsV1Api(objects.api_client)
+    code, status = refused(lambda: ext.create_custom_resource_definition(crd))
+    assert (code, status["reason"]) == (422, "Invalid")
+    return [(c["reason"], c["field"], c["message"]) for c in status["details"]["causes"]]
+
+
+def test_a_regex_over_each_item_of_an_unbounded_list_is_over_budget(objects: client.CustomObjectsApi) -> None:
+    """karpenter's requirement values and many operators' name lists: each item matched against a regex.
+    Unbounded, kube prices a 3 MiB request's worth of strings, each as long as the request."""
+    rule = {"rule": "self.all(x, x.matches('^[a-z0-9]+$'))", "message": "lowercase values"}
+    unbounded = {"type": "array", "items": {"type": "string"}, "x-kubernetes-validations": [rule]}
+    causes = _crd_causes(objects, _crd("regexlists", {"values": unbounded}))
+    assert causes[0] == ("FieldValueForbidden", f"{AT}[values].x-kubernetes-validations[0].rule",
+                         f"Forbidden: estimated rule cost exceeds budget by factor of more than 100x {BUDGET}")
+    bounded = dict(unbounded, maxItems=64, items={"type": "string", "maxLength": 63})
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(
+        _crd("regexlists", {"values": bounded}))
+
+
+def test_a_rule_on_each_item_is_paid_per_item(objects: client.CustomObjectsApi) -> None:
+    """One regex on an unbounded string costs 8 x 314,573 (a tenth of its bytes, times a quarter of the
+    regex's length): within budget alone, over it on every item of an unbounded list of objects."""
+    name = {"type": "string", "x-kubernetes-validations": [
+        {"rule": "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')", "message": "not a DNS label"}]}
+    items = {"type": "array", "items": {"type": "object", "properties": {"name": name}}}
+    causes = _crd_causes(objects, _crd("peritems", {"name": name, "items": items}))
+    each, alone = (f"{AT}[items].items.properties[name].x-kubernetes-validations[0].rule",
+                   f"{AT}[name].x-kubernetes-validations[0].rule")
+    # the rule alone (2,516,585) is among the schema's most expensive, each over 1% of the total limit
+    assert [c[1] for c in causes] == [each, each, alone, "spec.validation.openAPIV3Schema"]
+    assert causes[0][2] == f"Forbidden: estimated rule cost exceeds budget by factor of more than 100x {BUDGET}"
+
+
+def test_the_schemas_total_is_limited_and_names_the_four_most_expensive(objects: client.CustomObjectsApi) -> None:
+    """Thirteen regex rules on unbounded strings, each within the per-rule budget (a regex of 4k characters
+    costs 1 + 314,573 k), together 102,236,238 > 100,000,000."""
+    props = {f"f{k}": {"type": "string", "x-kubernetes-validations": [
+        {"rule": f"self.matches('^{'a' * (4 * k - 2)}$')", "message": "no"}]} for k in range(19, 32)}
+    causes = _crd_causes(objects, _crd("totals", props))
+    contributed = "Forbidden: contributed to estimated rule & messageExpression cost total exceeding cost limit " \
+                  "for entire OpenAPIv3 schema"
+    assert causes == [
+        *[("FieldValueForbidden", f"{AT}[f{k}].x-kubernetes-validations[0].rule", contributed)
+          for k in (31, 30, 29, 28)],
+        ("FieldValueForbidden", "spec.validation.openAPIV3Schema", "Forbidden: x-kubernetes-validations estimated "
+         f"rule & messageExpression cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.022362x "
+         f"{BUDGET}")]
+    del props["f19"]  # 96,262,350: kube installs it
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(_crd("totals", props))

@@ -229,7 +229,8 @@ def test_a_rule_over_budget_refuses_the_crd(api: client.ApiClient) -> None:
         ("FieldValueForbidden", f"{RULE_AT}.rule", "Forbidden: contributed to estimated rule & messageExpression "
                                                    "cost total exceeding cost limit for entire OpenAPIv3 schema"),
         ("FieldValueForbidden", "spec.validation.openAPIV3Schema",
-         f"Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema {budget}")]
+         f"Forbidden: x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 "
+         f"schema {budget}")]
     bounded = dict(unbounded, maxItems=16, items={"type": "string", "maxLength": 64})
     client.ApiextensionsV1Api(api).create_custom_resource_definition(rules_crd(
         {"rule": "self.names.all(a, self.names.exists_one(b, a == b))"}, plural="costlies", names=bounded))

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._cost import PER_RULE_LIMIT, Cost, cost_message, rule_cost
+from ._cost import PER_RULE_LIMIT, Cost, cost_message, expression_cost, rule_cost
 from ._env import OLD_LIST, compile_expr
 from ._fields import undefined_field
 from ._values import Convert, converter
@@ -148,6 +148,15 @@ def _compile(node: dict[str, Any], text: str, root: bool, with_old: bool = True)
     return program
 
 
+def _message_cost(node: dict[str, Any], text: str, at: str, errors: list[Cause], cost: Cost) -> None:
+    """A messageExpression's cost, checked alone and counted in the schema's total once (not per item)."""
+    estimate = expression_cost(node, text)
+    if estimate > PER_RULE_LIMIT:
+        errors.append(("FieldValueForbidden", f"{at}.messageExpression",
+                       "Forbidden: " + cost_message("estimated messageExpression cost", estimate, PER_RULE_LIMIT)))
+    cost.add(f"{at}.messageExpression", estimate)
+
+
 def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrelatable: str, field_path: str,
                   root: bool, errors: list[Cause], cost: Cost) -> Rule | None:
     """The rule compiled (None when it does not), with what kube's compilation refuses in ``errors``."""
@@ -183,6 +192,8 @@ def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrela
             if message.return_type().name() not in ("STRING", "DYN"):
                 errors.append(("FieldValueInvalid", f"{at}.messageExpression",
                                f"Invalid value: {go_rule(rule)}: messageExpression must evaluate to a string"))
+            else:
+                _message_cost(node, str(rule["messageExpression"]), at, errors, cost)
         except RuntimeError as err:
             errors.append(("FieldValueInvalid", f"{at}.messageExpression", f"Invalid value: {go_rule(rule)}: "
                            f"messageExpression compilation failed: {issues(err)}"))
