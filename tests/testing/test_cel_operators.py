@@ -156,3 +156,35 @@ def test_the_schemas_total_is_limited_and_names_the_four_most_expensive(objects:
          f"{BUDGET}")]
     del props["f19"]  # 96,262,350: kube installs it
     client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(_crd("totals", props))
+
+
+def test_set_and_map_lists_compare_regardless_of_order(objects: client.CustomObjectsApi) -> None:
+    """kubebuilder's ``+listType=set``/``+listType=map`` with the usual immutability rule: kube's CEL compares
+    such lists as sets and by key, so a reordered list equals its old self; a changed one does not."""
+    immutable = [{"rule": "self == oldSelf", "message": "is immutable"}]
+    zones = {"type": "array", "maxItems": 8, "x-kubernetes-list-type": "set",
+             "items": {"type": "string", "maxLength": 32}, "x-kubernetes-validations": immutable}
+    ports = {"type": "array", "maxItems": 8, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+             "items": {"type": "object", "required": ["name"], "properties": {
+                 "name": {"type": "string", "maxLength": 15}, "port": {"type": "integer"}}},
+             "x-kubernetes-validations": immutable}
+    ext = client.ApiextensionsV1Api(objects.api_client)
+    ext.create_custom_resource_definition(_crd("zonals", {
+        "zones": zones, "ports": ports, "pinned": {"type": "object", "properties": {"zones": zones | {
+            "x-kubernetes-validations": []}}, "x-kubernetes-validations": [
+            {"rule": "self.zones == oldSelf.zones", "message": "pinned zones are immutable"}]}}))
+    made = _create(objects, "zonals", "z", zones=["a", "b", "c"], pinned={"zones": ["x", "y"]},
+                   ports=[{"name": "http", "port": 80}, {"name": "https", "port": 443}])
+    made["spec"] |= {"zones": ["c", "a", "b"], "pinned": {"zones": ["y", "x"]},
+                     "ports": [{"name": "https", "port": 443}, {"name": "http", "port": 80}]}
+    made = objects.replace_namespaced_custom_object("ops.example.com", "v1", "default", "zonals", "z", made)
+    assert made["spec"]["zones"] == ["c", "a", "b"]  # stored as sent
+    made["spec"] |= {"zones": ["c", "a", "d"], "pinned": {"zones": ["y", "z"]},
+                     "ports": [{"name": "https", "port": 8443}, {"name": "http", "port": 80}]}
+    code, status = refused(lambda: objects.replace_namespaced_custom_object(
+        "ops.example.com", "v1", "default", "zonals", "z", made))
+    assert code == 422
+    assert sorted((c["field"], c["message"]) for c in status["details"]["causes"]) == [  # kube's order is a map's
+        ("spec.pinned", 'Invalid value: "object": pinned zones are immutable'),
+        ("spec.ports", 'Invalid value: "array": is immutable'),
+        ("spec.zones", 'Invalid value: "array": is immutable')]

@@ -13,7 +13,7 @@ from typing import Any
 from ._cost import PER_RULE_LIMIT, Cost, cost_message, expression_cost, rule_cost
 from ._env import OLD_LIST, compile_expr
 from ._fields import undefined_field
-from ._values import Convert, converter
+from ._values import Convert, converter, unordered
 
 __all__ = ["Found", "Node", "Rule", "build", "has_rules"]
 
@@ -43,6 +43,7 @@ class Node:
     extra: Node | None = None
     items: Node | None = None
     convert: Convert | None = None
+    transition: Convert | None = None  # for rules with oldSelf: set and map lists sorted (``unordered``)
     list_keys: tuple[str, ...] = ()  # listType map: items correlate with the old list's by these keys
     atomic_map: bool = False
 
@@ -215,6 +216,7 @@ def build(schema: dict[str, Any], path: str, found: Found, cost: Cost, root: boo
         return None
     kind = "" if schema.get("x-kubernetes-int-or-string") else str(schema.get("type") or "")
     node = Node(schema, kind, convert=converter(schema, root=root),
+                transition=converter(schema, root=root, canonical=True) if unordered(schema) else None,
                 atomic_map=schema.get("x-kubernetes-map-type") == "atomic")
     sound = len(found.schema)
     for name, child in (schema.get("properties") or {}).items():

@@ -70,15 +70,21 @@ def _run(node: Node, value: Any, old: Any, path: str, ratchet: bool, errors: lis
     convert = node.convert
     self_value = convert(value) if convert else value
     data = {"self": self_value}
-    if old is not _MISSING and any(r.uses_old for r in node.rules):
-        data["oldSelf"] = convert(old) if convert else old
+    transition = data
+    if any(r.uses_old for r in node.rules):
+        if old is not _MISSING:
+            data["oldSelf"] = convert(old) if convert else old
+        if node.transition is not None:  # set and map lists compared regardless of order, as kube's
+            transition = {"self": node.transition(value)}
+            if old is not _MISSING:
+                transition["oldSelf"] = node.transition(old)
     for rule in node.rules:
         if rule.optional_old:
-            run_data = {"self": self_value, OLD_LIST: [] if old is _MISSING else [data["oldSelf"]]}
+            run_data = {"self": transition["self"], OLD_LIST: [] if old is _MISSING else [transition["oldSelf"]]}
         elif rule.uses_old and old is _MISSING:
             continue  # a transition rule, and nothing to compare with
         else:
-            run_data = data
+            run_data = transition if rule.uses_old else data
         spec = rule.spec
         result = rule.program.eval(data=run_data)
         outcome = result.value()

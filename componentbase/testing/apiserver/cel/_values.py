@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from google.protobuf import duration_pb2, timestamp_pb2  # type: ignore[import-untyped]
 
-__all__ = ["converter", "escape"]
+__all__ = ["converter", "escape", "unordered"]
 
 Convert = Callable[[Any], Any]
 _RESERVED = frozenset(("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
@@ -89,16 +90,16 @@ def _scalar(node: dict[str, Any]) -> Convert | None:
     return None
 
 
-def _object(node: dict[str, Any], root: bool) -> Convert | None:
+def _object(node: dict[str, Any], root: bool, canonical: bool) -> Convert | None:
     props: dict[str, Any] = node.get("properties") or {}
     fields: dict[str, tuple[str | None, Convert | None]] = {}
     for name, child in props.items():
         key = escape(name)
-        sub = converter(child) if isinstance(child, dict) else None
+        sub = converter(child, canonical=canonical) if isinstance(child, dict) else None
         if key != name or sub is not None:
             fields[name] = (key, sub)
     extra = node.get("additionalProperties")
-    each = converter(extra) if isinstance(extra, dict) and not props else None
+    each = converter(extra, canonical=canonical) if isinstance(extra, dict) and not props else None
     if not fields and each is None and not root:
         return None
 
@@ -121,14 +122,46 @@ def _object(node: dict[str, Any], root: bool) -> Convert | None:
     return convert
 
 
-def converter(node: dict[str, Any], root: bool = False) -> Convert | None:
-    """How a value of schema ``node`` becomes a CEL value; None when it is handed over unchanged."""
+def converter(node: dict[str, Any], root: bool = False, canonical: bool = False) -> Convert | None:
+    """How a value of schema ``node`` becomes a CEL value; None when it is handed over unchanged.
+    ``canonical``: lists of ``x-kubernetes-list-type`` set or map in a fixed order (see ``unordered``)."""
     kind = node.get("type")
     if kind == "object" or node.get("properties"):
-        return _object(node, root or bool(node.get("x-kubernetes-embedded-resource")))
+        return _object(node, root or bool(node.get("x-kubernetes-embedded-resource")), canonical)
     if kind == "array" and isinstance(node.get("items"), dict):
-        each = converter(node["items"])
-        if each is None:
+        each = converter(node["items"], canonical=canonical)
+        order = _order(node) if canonical else None
+        if each is None and order is None:
             return None
-        return lambda v: [each(i) if i is not None else i for i in v] if isinstance(v, list) else v
+
+        def convert(v: Any) -> Any:
+            if not isinstance(v, list):
+                return v
+            items = sorted(v, key=order) if order is not None else v
+            return [each(i) if each is not None and i is not None else i for i in items]
+        return convert
     return _scalar(node)
+
+
+def _order(node: dict[str, Any]) -> Callable[[Any], str] | None:
+    """The sort key that makes a set (or map) list's order irrelevant: the item (or its keys) as JSON."""
+    kind = node.get("x-kubernetes-list-type")
+    if kind == "set":
+        return lambda item: json.dumps(item, sort_keys=True, default=str)
+    keys = node.get("x-kubernetes-list-map-keys") or ()
+    if kind == "map" and keys:
+        return lambda item: json.dumps([item.get(k) for k in keys] if isinstance(item, dict) else item,
+                                       sort_keys=True, default=str)
+    return None
+
+
+def unordered(node: Any) -> bool:
+    """Whether ``node`` holds a list kube compares regardless of order: ``x-kubernetes-list-type`` set (as
+    sets) or map (by key), in CEL's ``==`` as in ``self == oldSelf``. cel-expr-python compares lists in order,
+    so a transition rule sees such lists sorted, on both sides."""
+    if not isinstance(node, dict):
+        return False
+    if node.get("type") == "array" and _order(node) is not None:
+        return True
+    children = [*(node.get("properties") or {}).values(), node.get("items"), node.get("additionalProperties")]
+    return any(unordered(c) for c in children)
