@@ -102,28 +102,39 @@ def _outcome(main: bool, status: bool) -> OperationResult:
     return OperationResult.UPDATED if main else OperationResult.UNCHANGED
 
 
+#: Writes one part of a changed object: ``write(live, result, desired, old_part, new_part, status)``, the
+#: object itself (``status`` false) or its status subresource; returns the server's answer.
+_Write = Callable[[Obj, Obj, Obj, Any, Any, bool], Obj]
+
+
 def create_or_update(client: _Client, obj: Obj, mutate: Mutate, *,
                      dry_run: bool = False) -> tuple[Obj, OperationResult]:
     """Read ``obj`` (by apiVersion, kind, namespace and name); ``mutate`` it, or ``obj`` itself when absent;
     create it, or PUT it back (guarded by the resourceVersion read) only if ``mutate`` changed it."""
-    live = _live(client, obj)
-    if live is None:
-        return client.create(_mutated(obj, mutate), dry_run=dry_run), OperationResult.CREATED
-    desired = _mutated(live, mutate)
-    split = _has_status(client, live)
-    (old_main, old_status), (new_main, new_status) = _split(live, split), _split(desired, split)
-    result = live
-    if new_main != old_main:
-        result = client.update(desired, dry_run=dry_run)
-    if new_status != old_status:
-        result = client.update({**result, "status": desired.get("status")}, subresource="status", dry_run=dry_run)
-    return result, _outcome(new_main != old_main, new_status != old_status)
+
+    def put(live: Obj, result: Obj, desired: Obj, old: Any, new: Any, status: bool) -> Obj:
+        if status:
+            return client.update({**result, "status": desired.get("status")}, subresource="status", dry_run=dry_run)
+        return client.update(desired, dry_run=dry_run)
+
+    return _create_or_write(client, obj, mutate, put, dry_run)
 
 
 def create_or_patch(client: _Client, obj: Obj, mutate: Mutate, *,
                     dry_run: bool = False) -> tuple[Obj, OperationResult]:
     """As ``create_or_update``, writing a JSON merge patch of what ``mutate`` changed instead of the whole
     object (not guarded by the resourceVersion: fields ``mutate`` left alone are not sent)."""
+
+    def patch(live: Obj, result: Obj, desired: Obj, old: Any, new: Any, status: bool) -> Obj:
+        return client.patch(live, merge_patch(old, new), subresource="status" if status else "", dry_run=dry_run)
+
+    return _create_or_write(client, obj, mutate, patch, dry_run)
+
+
+def _create_or_write(client: _Client, obj: Obj, mutate: Mutate, write: _Write,
+                     dry_run: bool) -> tuple[Obj, OperationResult]:
+    """Create ``obj`` as ``mutate`` leaves it when absent; else ``write`` the object, then its status, each
+    only if ``mutate`` changed it."""
     live = _live(client, obj)
     if live is None:
         return client.create(_mutated(obj, mutate), dry_run=dry_run), OperationResult.CREATED
@@ -132,7 +143,7 @@ def create_or_patch(client: _Client, obj: Obj, mutate: Mutate, *,
     (old_main, old_status), (new_main, new_status) = _split(live, split), _split(desired, split)
     result = live
     if new_main != old_main:
-        result = client.patch(live, merge_patch(old_main, new_main), dry_run=dry_run)
+        result = write(live, result, desired, old_main, new_main, False)
     if new_status != old_status:
-        result = client.patch(live, merge_patch(old_status, new_status), subresource="status", dry_run=dry_run)
+        result = write(live, result, desired, old_status, new_status, True)
     return result, _outcome(new_main != old_main, new_status != old_status)

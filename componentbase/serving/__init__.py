@@ -6,8 +6,7 @@ client, ``cryptography`` and ``prometheus_client`` load only when they are used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from componentbase.serving import configz
 from componentbase.serving._authn import (
@@ -43,6 +42,7 @@ from componentbase.serving._secure import (
     SecureServingInfo,
     SecureServingOptions,
 )
+from componentbase.util import lazy_exports
 
 if TYPE_CHECKING:
     from componentbase.serving._server import (
@@ -57,17 +57,8 @@ if TYPE_CHECKING:
 
 #: The server itself (sockets, TLS, the HTTP wire code, metrics) loads on first use: the options above are on
 #: every component's ``--help`` path, the server only on its run path.
-_LAZY = {"Request": "_server", "Response": "_server", "SecureServer": "_server", "Server": "_server",
-         "start_serving": "_start"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {"Request": "._server", "Response": "._server", "SecureServer": "._server",
+                                      "Server": "._server", "start_serving": "._start"})
 
 
 __all__ = [

@@ -33,6 +33,9 @@ from componentbase.util._flowcontrol import (
 from componentbase.util._jsoncopy import (
     deepcopy_json,
 )
+from componentbase.util._lazy import (
+    lazy_exports,
+)
 from componentbase.util._plugins import (
     hookimpl,
     hookspec,
@@ -75,6 +78,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "jitter",
+    "lazy_exports",
     "new_plugin_manager",
     "parse_duration",
     "parse_duration_ns",

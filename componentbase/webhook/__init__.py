@@ -8,9 +8,9 @@ options): the server, ``ssl`` and the serving stack load on first use of their n
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from componentbase.util import lazy_exports
 from componentbase.webhook._admission import (
     AdmissionRequest,
     Denied,
@@ -33,17 +33,8 @@ if TYPE_CHECKING:
         validate_path,
     )
 
-_LAZY = {"WebhookServer": "_server", "mutate_path": "_server", "validate_path": "_server",
-         "CertificateError": "_certwatcher"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {"WebhookServer": "._server", "mutate_path": "._server",
+                                      "validate_path": "._server", "CertificateError": "._certwatcher"})
 
 
 __all__ = [
