@@ -45,13 +45,17 @@ SPEC_PROPS: dict[str, Any] = {
 }
 
 
-def _crd(plural: str, props: dict[str, Any]) -> dict[str, Any]:
+def _crd(plural: str, props: dict[str, Any], *rules: dict[str, Any]) -> dict[str, Any]:
+    """A CRD whose ``spec`` has ``props``, and ``rules`` on the spec itself."""
+    spec: dict[str, Any] = {"type": "object", "properties": props}
+    if rules:
+        spec["x-kubernetes-validations"] = list(rules)
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": f"{plural}.ops.example.com"},
             "spec": {"group": "ops.example.com", "scope": "Namespaced",
                      "names": {"plural": plural, "kind": plural[:-1].capitalize()},
                      "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                         "type": "object", "properties": {"spec": {"type": "object", "properties": props}}}}}]}}
+                         "type": "object", "properties": {"spec": spec}}}}]}}
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +192,55 @@ def test_set_and_map_lists_compare_regardless_of_order(objects: client.CustomObj
         ("spec.pinned", 'Invalid value: "object": pinned zones are immutable'),
         ("spec.ports", 'Invalid value: "array": is immutable'),
         ("spec.zones", 'Invalid value: "array": is immutable')]
+
+
+def _rule_error(cause: tuple[str, str, str]) -> str:
+    return cause[2].split("}: ", 1)[1]
+
+
+def test_rules_are_checked_against_the_schemas_types(objects: client.CustomObjectsApi) -> None:
+    """kube compiles each rule against its node's declared types: what cannot type-check refuses the CRD."""
+    props = {"replicas": {"type": "integer"}, "ratio": {"type": "number"},
+             "ports": {"type": "array", "maxItems": 8, "items": {"type": "integer"}},
+             "name": {"type": "string", "maxLength": 63}}
+    rules = ["self.replicas == '3'", "self.replicas.startsWith('1')", "self.ports.name == 'x'", "self.ratio == 1",
+             "self.replicas"]
+    crd = _crd("typeds", props, *({"rule": r, "message": "m"} for r in rules))
+    assert [_rule_error(c) for c in _crd_causes(objects, crd)] == [
+        "compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_' applied to '(int, string)'"
+        "\n | self.replicas == '3'\n | ..............^",
+        "compilation failed: ERROR: <input>:1:25: found no matching overload for 'startsWith' applied to "
+        "'(int, string)'\n | self.replicas.startsWith('1')\n | ........................^",
+        "compilation failed: ERROR: <input>:1:11: type 'list(int)' does not support field selection"
+        "\n | self.ports.name == 'x'\n | ..........^",
+        "compilation failed: ERROR: <input>:1:12: found no matching overload for '_==_' applied to '(double, int)'"
+        "\n | self.ratio == 1\n | ...........^",
+        "cel expression must evaluate to a bool"]
+
+
+def test_well_typed_operator_rules_install(objects: client.CustomObjectsApi) -> None:
+    """Rules as operators write them, each type-checking on kube: karpenter's restricted label domains on a
+    map's keys, a cross-type numeric comparison (kube enables CrossTypeNumericComparisons), int-or-string,
+    optional field access, and timestamps of format date-time."""
+    labels = {"type": "object", "maxProperties": 100, "additionalProperties": {"type": "string", "maxLength": 63},
+              "x-kubernetes-validations": [
+                  {"rule": "self.all(x, x in [\"karpenter.sh/capacity-type\", \"karpenter.sh/nodepool\"] || "
+                           "!x.find(\"^([^/]+)\").endsWith(\"karpenter.sh\"))",
+                   "message": "label domain \"karpenter.sh\" is restricted"}]}
+    props = {"labels": labels, "ratio": {"type": "number"}, "surge": {"x-kubernetes-int-or-string": True},
+             "mode": {"type": "string", "maxLength": 16}, "since": {"type": "string", "format": "date-time"}}
+    rules = [
+        {"rule": "!has(self.ratio) || (self.ratio > 0 && self.ratio <= 1)", "message": "ratio in (0, 1]"},
+        {"rule": "!has(self.surge) || (type(self.surge) == int ? self.surge >= 0 : self.surge.endsWith('%'))",
+         "message": "surge"},
+        {"rule": "self.?mode.orValue('On') in ['On', 'Off']", "message": "mode"},
+        {"rule": "!has(self.since) || self.since > timestamp('2000-01-01T00:00:00Z')", "message": "since"}]
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(_crd("pools", props, *rules))
+    made = _create(objects, "pools", "p", labels={"karpenter.sh/nodepool": "a", "team": "x"}, ratio=0.5,
+                   surge="25%", since="2024-01-01T00:00:00Z")
+    assert made["spec"]["ratio"] == 0.5
+    assert sorted(_causes(objects, "pools", "q", labels={"foo.karpenter.sh/x": "a"}, ratio=2, surge=1,
+                          mode="Maybe")) == [
+        ("spec", 'Invalid value: "object": mode'),
+        ("spec", 'Invalid value: "object": ratio in (0, 1]'),
+        ("spec.labels", 'Invalid value: "object": label domain "karpenter.sh" is restricted')]

@@ -58,7 +58,7 @@ def api() -> Iterator[client.ApiClient]:
             {"rule": "self.replicas >= self.min", "message": "replicas must be at least min"},
             {"rule": "!has(self.mode) || self.mode in ['a', 'b']", "messageExpression":
              "'mode ' + self.mode + ' is not a or b'", "reason": "FieldValueForbidden", "fieldPath": ".mode"},
-            {"rule": "!has(self.ports) || self.ports.isSorted()", "messageExpression": "self.ports.missing",
+            {"rule": "!has(self.ports) || self.ports.isSorted()", "messageExpression": "self.labels['missing']",
              "message": "unsorted"},
             {"rule": "!has(self.labels) || self.labels.all(k, k.matches('^[a-z]+$'))"},
             {"rule": "self.replicas <= oldSelf.replicas + 10", "message": "grows by at most 10"},

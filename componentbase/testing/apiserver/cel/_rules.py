@@ -13,6 +13,7 @@ from typing import Any
 from ._cost import PER_RULE_LIMIT, Cost, cost_message, expression_cost, rule_cost
 from ._env import OLD_LIST, compile_expr
 from ._fields import undefined_field
+from ._types import check_types
 from ._values import Convert, converter, unordered
 
 __all__ = ["Found", "Node", "Rule", "build", "has_rules"]
@@ -140,13 +141,16 @@ def _field_errors(node: dict[str, Any], rule: dict[str, Any], at: str, errors: l
     return resolved or ""
 
 
-def _compile(node: dict[str, Any], text: str, root: bool, with_old: bool = True) -> Any:
-    """``text`` compiled for ``node``; RuntimeError when cel-cpp's checker, or the schema's fields, refuse it."""
-    program = compile_expr(node, text, with_old=with_old)
+def _compile(node: dict[str, Any], text: str, root: bool, with_old: bool = True,
+             checked: str | None = None) -> tuple[Any, str]:
+    """``text`` compiled for ``node`` and the type it returns by the schema's types; RuntimeError when
+    cel-cpp's checker, the schema's fields or its types refuse it. ``checked``: the text to evaluate, when
+    it differs from the rule as written."""
+    program = compile_expr(node, checked or text, with_old=with_old if checked is None else False)
     issue = undefined_field(node, text, root)
     if issue:
         raise RuntimeError(issue)
-    return program
+    return program, check_types(node, checked or text, root, with_old=checked is None)
 
 
 def _message_cost(node: dict[str, Any], text: str, at: str, errors: list[Cause], cost: Cost) -> None:
@@ -168,16 +172,14 @@ def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrela
         if optional_old and uses_old:
             wrapped = (f"cel.bind(oldSelf, size({OLD_LIST}) == 0 ? optional.none() : optional.of({OLD_LIST}[0]), "
                        f"({text}))")
-            program = compile_expr(node, wrapped, with_old=False)
-            if issue := undefined_field(node, text, root):
-                raise RuntimeError(issue)
+            program, returns = _compile(node, text, root, checked=wrapped)
         else:
-            program = _compile(node, text, root)
+            program, returns = _compile(node, text, root)
     except RuntimeError as err:
         errors.append(("FieldValueInvalid", f"{at}.rule", f"Invalid value: {go_rule(rule)}: "
                        f"compilation failed: {issues(err)}"))
         return None
-    if program.return_type().name() not in ("BOOL", "DYN"):
+    if returns not in ("BOOL", "DYN"):
         errors.append(("FieldValueInvalid", f"{at}.rule",
                        f"Invalid value: {go_rule(rule)}: cel expression must evaluate to a bool"))
         return None
@@ -189,8 +191,8 @@ def _compile_rule(node: dict[str, Any], rule: dict[str, Any], at: str, uncorrela
     message = None
     if rule.get("messageExpression"):
         try:
-            message = _compile(node, str(rule["messageExpression"]), root)
-            if message.return_type().name() not in ("STRING", "DYN"):
+            message, returns = _compile(node, str(rule["messageExpression"]), root)
+            if returns not in ("STRING", "DYN"):
                 errors.append(("FieldValueInvalid", f"{at}.messageExpression",
                                f"Invalid value: {go_rule(rule)}: messageExpression must evaluate to a string"))
             else:
