@@ -244,3 +244,32 @@ def test_well_typed_operator_rules_install(objects: client.CustomObjectsApi) -> 
         ("spec", 'Invalid value: "object": mode'),
         ("spec", 'Invalid value: "object": ratio in (0, 1]'),
         ("spec.labels", 'Invalid value: "object": label domain "karpenter.sh" is restricted')]
+
+
+def test_required_fields_bound_an_unbounded_list(objects: client.CustomObjectsApi) -> None:
+    """kueue's Workload: root rules scan status.conditions, an unbounded list of Conditions. kube sizes a
+    condition by its required fields ("type":"",... 92 bytes at least), so the list holds 33,825 of them in a
+    request and both rules are within budget; sized as {} they would be over it."""
+    condition = {"type": "object", "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+                 "properties": {"lastTransitionTime": {"type": "string", "format": "date-time"},
+                                "message": {"type": "string", "maxLength": 32768},
+                                "reason": {"type": "string", "maxLength": 1024},
+                                "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                                "type": {"type": "string", "maxLength": 316}}}
+    admitted = ("has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, "
+                "c.type == 'Admitted' && c.status == 'True')")
+    rule = {"rule": f"(({admitted}) && ({admitted.replace('oldSelf', 'self')})) ? "
+                    "((has(oldSelf.spec.maximumExecutionTimeSeconds) ? oldSelf.spec.maximumExecutionTimeSeconds : 0)"
+                    " == (has(self.spec.maximumExecutionTimeSeconds) ? self.spec.maximumExecutionTimeSeconds : 0))"
+                    " : true",
+            "message": "maximumExecutionTimeSeconds is immutable while admitted"}
+    crd = _crd("workloads", {"maximumExecutionTimeSeconds": {"type": "integer", "format": "int32"}})
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["status"] = {"type": "object", "properties": {"conditions": {
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"], "items": condition}}}
+    schema["x-kubernetes-validations"] = [rule]
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(crd)
+    del condition["required"]
+    crd["metadata"]["name"], crd["spec"]["names"] = "jobs.ops.example.com", {"plural": "jobs", "kind": "Job"}
+    causes = _crd_causes(objects, crd)
+    assert causes[0][:2] == ("FieldValueForbidden", "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule")

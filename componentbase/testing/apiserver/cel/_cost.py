@@ -49,7 +49,11 @@ def _min_size(node: Any) -> int:
     kind = node.get("type")
     if kind == "string":
         return _MIN_STRING.get(str(node.get("format") or ""), 2)
-    return {"object": 2, "array": 2, "boolean": 4, "integer": 1, "number": 1}.get(str(kind), 1)
+    if kind == "object":  # {} and each required field: "name":value,
+        props = node.get("properties") or {}
+        return 2 + sum(len(name) + 4 + _min_size(props[name]) for name in node.get("required") or ()
+                       if name in props)
+    return { "array": 2, "boolean": 4, "integer": 1, "number": 1}.get(str(kind), 1)
 
 
 def max_items(node: dict[str, Any]) -> int:
