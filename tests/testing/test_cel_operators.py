@@ -273,3 +273,22 @@ def test_required_fields_bound_an_unbounded_list(objects: client.CustomObjectsAp
     crd["metadata"]["name"], crd["spec"]["names"] = "jobs.ops.example.com", {"plural": "jobs", "kind": "Job"}
     causes = _crd_causes(objects, crd)
     assert causes[0][:2] == ("FieldValueForbidden", "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule")
+
+
+def test_a_reserved_word_is_a_field_name_too(objects: client.CustomObjectsApi) -> None:
+    """JobSet's volumeClaimPolicies: 't.metadata.namespace' on a template's own metadata schema. kube escapes
+    the CEL keyword to __namespace__ and recognizes it as itself too (recognizeKeywordAsFieldName)."""
+    metadata = {"type": "object", "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}}}
+    policies = {"type": "array", "maxItems": 8, "items": {
+        "type": "object", "properties": {"templates": {"type": "array", "maxItems": 8, "items": {
+            "type": "object", "properties": {"metadata": metadata}}}},
+        "x-kubernetes-validations": [{
+            "rule": "self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)",
+            "message": "namespace cannot be set for VolumeClaimPolicies templates"}]}}
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(
+        _crd("jobsets", {"volumeClaimPolicies": policies}))
+    _create(objects, "jobsets", "ok", volumeClaimPolicies=[{"templates": [{"metadata": {"name": "data"}}]}])
+    assert _causes(objects, "jobsets", "bad", volumeClaimPolicies=[
+        {"templates": [{"metadata": {"name": "data", "namespace": "other"}}]}]) == [
+        ("spec.volumeClaimPolicies[0]",
+         'Invalid value: "object": namespace cannot be set for VolumeClaimPolicies templates')]

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ._cost import MACRO, span
-from ._values import escape
+from ._values import cel_names
 
 __all__ = ["undefined_field"]
 
@@ -32,8 +32,7 @@ def _fields(node: dict[str, Any], root: bool) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {}
     for name, child in props.items():
-        key = escape(name)
-        if key is not None:
+        for key in cel_names(name):
             out[key] = child
     if root or node.get("x-kubernetes-embedded-resource"):
         out.update({"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": _ROOT_META})

@@ -27,7 +27,7 @@ from google.protobuf import (  # type: ignore[import-untyped]
 )
 
 from ._env import _FUNCTIONS, OLD_LIST
-from ._values import escape
+from ._values import cel_names
 
 __all__ = ["check_types"]
 
@@ -62,12 +62,12 @@ class _Builder:
         props = dict(node.get("properties") or {})
         if root or node.get("x-kubernetes-embedded-resource"):
             props = {**_ROOT, **props}
-        for number, (prop, child) in enumerate(props.items(), start=1):
-            key = escape(prop)
-            if key is None or not isinstance(child, dict):
-                continue
-            field = msg.field.add(name=key, number=number, label=F.LABEL_OPTIONAL)
-            self.field(field, child, f"{name}_{key}", msg)
+        number = 0
+        for prop, child in props.items():
+            for key in cel_names(prop) if isinstance(child, dict) else ():
+                number += 1
+                field = msg.field.add(name=key, number=number, label=F.LABEL_OPTIONAL)
+                self.field(field, child, f"{name}_{key}", msg)
 
     def field(self, field: Any, node: dict[str, Any], name: str, owner: Any) -> Any:
         """``field`` typed as ``node``; returns the CEL type a value of it has."""

@@ -1,8 +1,8 @@
 """Objects as kube hands them to CEL (UnstructuredToVal): numbers of ``type: number`` as doubles, strings of
 format date-time/date/duration/byte as timestamps, durations (protobuf's, the only ones cel-expr-python
-takes in) and bytes, object properties under their
-escaped names (``namespace`` is ``__namespace__``, ``a-b`` is ``a__dash__b``), and at a resource's root
-only ``apiVersion``, ``kind`` and ``metadata.name``/``generateName`` of the metadata.
+takes in) and bytes, object properties under their escaped names (``namespace`` is ``__namespace__``, and
+``namespace`` too, ``a-b`` is ``a__dash__b``), and at a resource's root only ``apiVersion``, ``kind`` and
+``metadata.name``/``generateName`` of the metadata.
 
 A node whose subtree needs none of this is handed over as is (``converter`` returns None for it), so most
 rules cost no copy."""
@@ -18,7 +18,7 @@ from typing import Any
 
 from google.protobuf import duration_pb2, timestamp_pb2  # type: ignore[import-untyped]
 
-__all__ = ["converter", "escape", "unordered"]
+__all__ = ["cel_names", "converter", "escape", "unordered"]
 
 Convert = Callable[[Any], Any]
 _RESERVED = frozenset(("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
@@ -36,6 +36,15 @@ def escape(name: str) -> str | None:
         return None
     return (name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__")
             .replace("/", "__slash__"))
+
+
+def cel_names(name: str) -> tuple[str, ...]:
+    """The names CEL reaches a property by: its escaped name, and a reserved word also as itself, as kube's
+    type provider recognizes keywords as field names (``t.metadata.namespace`` as ``__namespace__``)."""
+    key = escape(name)
+    if key is None:
+        return ()
+    return (key, name) if name in _RESERVED else (key,)
 
 
 def _timestamp(value: Any) -> Any:
@@ -114,7 +123,11 @@ def _object(node: dict[str, Any], root: bool, canonical: bool) -> Convert | None
                 key, sub = fields[name]
                 if key is None:
                     continue
-                name, item = key, (sub(item) if sub is not None and item is not None else item)
+                if sub is not None and item is not None:
+                    item = sub(item)
+                if name in _RESERVED:
+                    out[name] = item
+                name = key
             elif each is not None and item is not None:
                 item = each(item)
             out[name] = item
