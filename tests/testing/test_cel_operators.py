@@ -292,3 +292,25 @@ def test_a_reserved_word_is_a_field_name_too(objects: client.CustomObjectsApi) -
         {"templates": [{"metadata": {"name": "data", "namespace": "other"}}]}]) == [
         ("spec.volumeClaimPolicies[0]",
          'Invalid value: "object": namespace cannot be set for VolumeClaimPolicies templates')]
+
+
+def test_below_an_unbounded_list_a_rule_is_paid_as_often_as_its_node_fits(objects: client.CustomObjectsApi) -> None:
+    """crossplane's Composition: pipeline (maxItems 99) of steps, each with an unbounded list of credentials
+    whose items carry a rule. Below an unbounded list kube stops multiplying and counts how many such items a
+    request can hold (3 MiB / 25 bytes); multiplied, 99 x 125,829 evaluations would be over budget."""
+    credentials = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                   "items": {"type": "object", "required": ["name", "source"], "properties": {
+                       "name": {"type": "string"}, "source": {"type": "string", "enum": ["None", "Secret"]},
+                       "secretRef": {"type": "object", "required": ["name", "namespace"], "properties": {
+                           "name": {"type": "string"}, "namespace": {"type": "string"}}}},
+                       "x-kubernetes-validations": [{"rule": "self.source == 'Secret' && has(self.secretRef)",
+                                                     "message": "the Secret source requires a secretRef"}]}}
+    pipeline = {"type": "array", "maxItems": 99, "minItems": 1, "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["step"], "items": {"type": "object", "required": ["step"],
+                                                                  "properties": {"step": {"type": "string"},
+                                                                                 "credentials": credentials}}}
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(
+        _crd("compositions", {"pipeline": pipeline}))
+    assert _causes(objects, "compositions", "c", pipeline=[
+        {"step": "a", "credentials": [{"name": "x", "source": "Secret"}]}]) == [
+        ("spec.pipeline[0].credentials[0]", 'Invalid value: "object": the Secret source requires a secretRef')]

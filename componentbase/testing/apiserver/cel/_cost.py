@@ -202,8 +202,11 @@ def expression_cost(node: dict[str, Any], text: str) -> float:
 
 
 def rule_cost(node: dict[str, Any], text: str, cost: Cost) -> float:
-    """The estimated cost of one evaluation of ``text`` on ``node``, times how often the node can occur."""
-    return _estimate(text, node, {}, 1.0) * cost.cardinality
+    """The estimated cost of one evaluation of ``text`` on ``node``, times how often the node can occur: the
+    product of its containers' maxItems/maxProperties, or, below an unbounded one, as many of the node as a
+    request can hold (kube's CompilationResult.MaxCardinality, 3 MiB / (its smallest size + 1))."""
+    cardinality = cost.cardinality if cost.cardinality != math.inf else _REQUEST // (_min_size(node) + 1)
+    return _estimate(text, node, {}, 1.0) * cardinality
 
 
 def cost_message(what: str, cost: float, limit: int) -> str:
@@ -222,9 +225,11 @@ class Cost:
 
     @contextlib.contextmanager
     def within(self, container: dict[str, Any]) -> Iterator[None]:
-        """Inside the items (or values) of the list (or map) ``container``."""
+        """Inside the items (or values) of the list (or map) ``container``; below an unbounded one the
+        cardinality is unknown (``math.inf``) and ``rule_cost`` falls back on the node's own size."""
         before = self.cardinality
-        self.cardinality = before * max_items(container)
+        bounded = any(isinstance(container.get(k), int) for k in ("maxItems", "maxProperties"))
+        self.cardinality = before * max_items(container) if bounded else math.inf
         try:
             yield
         finally:
