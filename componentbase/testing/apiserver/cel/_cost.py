@@ -33,6 +33,7 @@ _STRING_FN = re.compile(r"([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.(matches|contai
 _PATH = r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
 _LIT = r"(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')?"
 _CONCAT = re.compile(rf"(?<![\w.]){_PATH}\s*\+\s*{_LIT}|{_LIT}\s*\+\s*{_PATH}(?![\w.(])")
+_EQUALS = re.compile(rf"(?<![\w.]){_PATH}\s*[!=]=\s*{_PATH}(?![\w.(\[])")
 _MIN_STRING = {"date": 12, "date-time": 21, "duration": 3}
 _TOKEN = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|(\.?)\s*([A-Za-z_]\w*)(\s*\()?|\d+(?:\.\d+)?[uU]?|"
                     r"&&|\|\||[=!<>]=|\S")
@@ -193,6 +194,10 @@ def _strings(text: str, node: dict[str, Any], scope: dict[str, Any]) -> float:
         if isinstance(target, dict) and target.get("type") == "string":
             literal = m.group(2) or m.group(4) or ""
             cost += math.ceil((_max_length(target) + max(0, len(literal) - 2)) * 0.1) - 1
+    for m in _EQUALS.finditer(text):  # two strings compared: a tenth of the shorter (cel-go's string equality)
+        left, right = _resolve(m.group(1), node, scope), _resolve(m.group(2), node, scope)
+        if all(isinstance(t, dict) and t.get("type") == "string" for t in (left, right)):
+            cost += math.ceil(min(_max_length(left), _max_length(right)) * 0.1) - 1
     return cost
 
 
