@@ -47,6 +47,13 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _cpu(pid: int) -> float:
+    """A process's user + system CPU seconds, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def replica(url: str, name: str, out: str, mode: str) -> int:
     """One replica: ``sharded``, ``unsharded`` or ``record`` (sharded, reconciles write nothing)."""
     import kubernetes.client as kc
@@ -86,9 +93,10 @@ def replica(url: str, name: str, out: str, mode: str) -> int:
 
     class RingChanges(logging.Handler):  # when the sharder saw the ring change, on the clock reconciles use
         def emit(self, record: logging.LogRecord) -> None:
-            if "live shards" in record.getMessage():
+            if "live shards" in record.getMessage() and isinstance(record.args, tuple):
+                live = record.args[1] if isinstance(record.args[1], list) else []  # the sharder's sorted shards
                 with lock:
-                    lines.append(f"ring {time.monotonic():.4f}\n")
+                    lines.append(f"ring {time.monotonic():.4f} {len(live)}\n")
 
     sharding_log = logging.getLogger("componentbase.controller.sharding")
     sharding_log.addHandler(RingChanges())
@@ -110,14 +118,30 @@ class Replica:
     def __init__(self, url: str, workdir: Path, name: str, mode: str) -> None:
         self.name = name
         self.out = workdir / f"{name}-{mode}-{time.monotonic_ns()}.log"
+        self._read = 0
+        self._lines: list[list[str]] = []
         self.popen = subprocess.Popen([sys.executable, __file__, "--replica", url, name, str(self.out), mode],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      stdout=subprocess.DEVNULL, stderr=self.out.with_suffix(".err").open("wb"))
 
     def lines(self) -> list[list[str]]:
-        return [ln.split() for ln in self.out.read_text().splitlines()] if self.out.exists() else []
+        """The file's complete lines, split; read on from where the last call stopped (this process serves the
+        API too: re-reading every line twice a second took its time from the server)."""
+        if self.out.exists():
+            with self.out.open("rb") as f:
+                f.seek(self._read)
+                data = f.read()
+            whole = data[:data.rfind(b"\n") + 1]
+            self._read += len(whole)
+            self._lines.extend(ln.split() for ln in whole.decode().splitlines())
+        return self._lines
 
     def reconciles(self) -> list[tuple[float, str]]:
         return [(float(p[1]), p[2]) for p in self.lines() if p and p[0] == "r"]
+
+    def ring_size(self) -> int:
+        """How many live shards this replica's sharder last saw (0 if it runs none)."""
+        rings = [p for p in self.lines() if p and p[0] == "ring"]
+        return int(rings[-1][2]) if rings else 0
 
     def memory(self) -> tuple[int, int, bool]:
         last = [p for p in self.lines() if p and p[0] == "mem"][-1]
@@ -136,9 +160,10 @@ def wait_for(pred: Callable[[], object], timeout: float, what: str, replicas: Se
              every: float = 0.2) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
-        dead = [r.name for r in replicas if r.popen.poll() is not None]
+        dead = [r for r in replicas if r.popen.poll() is not None]
         if dead:
-            raise SystemExit(f"replica {', '.join(dead)} exited while waiting for {what}")
+            said = (dead[0].out.with_suffix(".err").read_text(errors="replace").strip().splitlines() or [""])[-1]
+            raise SystemExit(f"replica {', '.join(r.name for r in dead)} exited while waiting for {what}: {said}")
         if time.monotonic() > deadline:
             raise SystemExit(f"timed out after {timeout:g}s waiting for {what}")
         time.sleep(every)
@@ -272,10 +297,21 @@ def rebalance(url: str, workdir: Path, objects: Any) -> tuple[float, float, int]
                  replicas)
         wait_for(lambda: any(r.memory()[2] for r in replicas), 60, "a leader", replicas)
         wait_for(lambda: settled(objects, ["s0", "s1", "s2"]), 120, "the ring of 3 to settle", replicas, every=2.0)
+        # The labels may be the ring of 3's already (the memory run's): the sharder must also have seen all three.
+        wait_for(lambda: any(r.ring_size() == 3 for r in replicas), 60, "the sharder's ring of 3", replicas)
+        time.sleep(2.0)
         before = labels(objects)
         victim = next(r for r in replicas if not r.memory()[2])
-        survivors = [r for r in replicas if r is not victim]
+        survivors = sorted((r for r in replicas if r is not victim), key=lambda r: not r.memory()[2])
         theirs = {k for k, s in before.items() if s == victim.name}
+        samples: list[tuple[float, list[float]]] = []  # (when, CPU seconds of the API server and each survivor)
+        sampling = threading.Event()
+
+        def sample() -> None:
+            while not sampling.wait(0.05):
+                samples.append((time.monotonic(), [time.process_time(), *(_cpu(r.popen.pid) for r in survivors)]))
+
+        threading.Thread(target=sample, daemon=True).start()
         killed = time.monotonic()
         victim.popen.send_signal(signal.SIGKILL)
 
@@ -289,6 +325,12 @@ def rebalance(url: str, workdir: Path, objects: Any) -> tuple[float, float, int]
         after = labels(objects)
         rings = [float(p[1]) for r in survivors for p in r.lines() if p and p[0] == "ring"]
         noticed = min((t for t in rings if t > killed), default=float("nan"))
+        sampling.set()
+        window = [cpu for t, cpu in samples if noticed <= t <= last + 0.05]
+        if len(window) > 1:
+            used = [b - a for a, b in zip(window[0], window[-1], strict=True)]
+            print(f"CPU seconds from the expiry to the last reconcile: API server {used[0]:.2f}, surviving replicas "
+                  f"(the leader first) {', '.join(f'{u:.2f}' for u in used[1:])}", flush=True)
         return last - killed, noticed - killed, sum(1 for k in before if before[k] != after.get(k))
     finally:
         for r in replicas:

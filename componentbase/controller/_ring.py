@@ -3,7 +3,7 @@
 Each shard puts ``virtual_nodes`` tokens on a 64-bit ring (the hash of ``"<shard>-<i>"``); a key belongs to the
 first token at or after its own hash, wrapping around. Adding or removing one of N shards moves only the keys
 of the arcs its tokens cover, about 1/N of them, and many tokens per shard keep the arcs (so the shards' loads)
-even. It is the ring of timebertt/kubernetes-controller-sharding (100 tokens per shard there too), with
+even. It is the ring of timebertt/kubernetes-controller-sharding (which puts 100 tokens per shard), with
 BLAKE2b from the standard library as the hash: every replica and every Python computes the same assignment,
 which ``hash()`` (salted per process) would not.
 """
@@ -16,8 +16,9 @@ from collections.abc import Iterable
 
 __all__ = ["DEFAULT_VIRTUAL_NODES", "HashRing", "hash64"]
 
-#: Tokens per shard: with 100, 1000 keys over 2-5 shards stay within 10% of an even share (8: within 30%).
-DEFAULT_VIRTUAL_NODES = 100
+#: Tokens per shard. 10,000 keys over 3 shards: with 100 the largest share is 0.366 (a replica's memory is its
+#: share), with 1000 it is 0.340; building a ring of 3 shards takes ~4 ms, and it is built on a ring change.
+DEFAULT_VIRTUAL_NODES = 1000
 
 
 def hash64(text: str) -> int:

@@ -57,6 +57,13 @@ class Kept(Mapping[str, Any]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def __eq__(self, other: object) -> bool:  # a Mapping compares its items, "metadata" (itself) among them
+        if not isinstance(other, Kept):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # as a dict's
+
     def __repr__(self) -> str:
         return f"Kept({self.namespace}/{self.name}, rv={self.resourceVersion}, labels={self.labels})"
 

@@ -73,7 +73,7 @@ def test_a_stopped_shard_continued_after_its_lease_expired_writes_nothing(server
         with log.open("w") as f:
             procs[shard] = subprocess.Popen([sys.executable, "-c", REPLICA, server.url, shard], cwd=ROOT, stderr=f)
     try:
-        first = [f"early-{i}" for i in range(9)]
+        first = [f"early-{i}" for i in range(18)]
         for name in first:
             objects.create({"apiVersion": "v1", "kind": "ConfigMap",
                             "metadata": {"name": name, "namespace": "default", "labels": {"stop": "true"}}})
