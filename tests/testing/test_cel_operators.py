@@ -331,3 +331,56 @@ def test_comparing_two_strings_costs_a_tenth_of_the_shorter(objects: client.Cust
                          f"Forbidden: estimated rule cost exceeds budget by factor of 2.0x {BUDGET}")
     client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(
         _crd("renames", {"entries": items(16)}))
+
+
+SAFE_UPGRADES = {  # gateway-api's config/crd/experimental/gateway.networking.k8s.io_vap_safeupgrades.yaml
+    "matchConstraints": {"resourceRules": [{"apiGroups": ["apiextensions.k8s.io"], "apiVersions": ["v1"],
+                                            "operations": ["CREATE", "UPDATE"], "resources": ["*"]}]},
+    "failurePolicy": "Fail",
+    "validations": [
+        {"expression": "object.spec.group != 'gateway.networking.k8s.io' || oldObject == null || ("
+                       "has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == "
+                       "'gateway.networking.k8s.io/channel') && object.metadata.annotations["
+                       "'gateway.networking.k8s.io/channel'] == 'standard' ) || (oldObject != null && "
+                       "has(oldObject.metadata.annotations) && oldObject.metadata.annotations.exists(k, k == "
+                       "'gateway.networking.k8s.io/channel') && oldObject.metadata.annotations["
+                       "'gateway.networking.k8s.io/channel'] == 'experimental' )",
+         "message": "Installing experimental CRDs on top of standard channel CRDs is prohibited by default.",
+         "reason": "Invalid"},
+        {"expression": "object.spec.group != 'gateway.networking.k8s.io' ||\n(has(object.metadata.annotations) && "
+                       "object.metadata.annotations.exists(k, k == 'gateway.networking.k8s.io/bundle-version') &&\n"
+                       "(object.metadata.annotations['gateway.networking.k8s.io/bundle-version'] == 'v0.0.0-dev' ||\n"
+                       "(object.metadata.annotations['gateway.networking.k8s.io/bundle-version'].startsWith('v1.') &&"
+                       "\n !matches(object.metadata.annotations['gateway.networking.k8s.io/bundle-version'], "
+                       "'^v1\\\\.[0-4](\\\\.|$)'))))\n",
+         "message": "Installing CRDs with version other than v0.0.0-dev or v1.5+ is prohibited by default.",
+         "reason": "Invalid"}]}
+
+
+def test_gateway_apis_safe_upgrades_policy(objects: client.CustomObjectsApi) -> None:
+    """gateway-api ships a ValidatingAdmissionPolicy guarding its CRDs: an old bundle version is refused, a
+    v1.5+ standard CRD installs, and replacing it with an experimental one is refused."""
+    admission = client.AdmissionregistrationV1Api(objects.api_client)
+    name = "safe-upgrades.gateway.networking.k8s.io"
+    admission.create_validating_admission_policy({"metadata": {"name": name}, "spec": SAFE_UPGRADES})
+    admission.create_validating_admission_policy_binding({"metadata": {"name": name}, "spec": {
+        "policyName": name, "validationActions": ["Deny"], "matchResources": {"resourceRules": [
+            {"apiGroups": ["apiextensions.k8s.io"], "apiVersions": ["v1"], "resources": ["customresourcedefinitions"],
+             "operations": ["CREATE", "UPDATE"]}]}}})
+    crd = _crd("foos", {})
+    crd["metadata"] = {"name": "foos.gateway.networking.k8s.io", "annotations": {
+        "gateway.networking.k8s.io/bundle-version": "v1.3.0", "gateway.networking.k8s.io/channel": "standard"}}
+    crd["spec"]["group"] = "gateway.networking.k8s.io"
+    ext = client.ApiextensionsV1Api(objects.api_client)
+    code, status = refused(lambda: ext.create_custom_resource_definition(crd))
+    assert (code, status["reason"]) == (422, "Invalid")
+    assert status["message"].endswith(f"ValidatingAdmissionPolicy '{name}' with binding '{name}' denied request: "
+                                      "Installing CRDs with version other than v0.0.0-dev or v1.5+ is prohibited "
+                                      "by default.")
+    crd["metadata"]["annotations"]["gateway.networking.k8s.io/bundle-version"] = "v1.5.1"
+    made = ext.create_custom_resource_definition(crd)
+    made.metadata.annotations["gateway.networking.k8s.io/channel"] = "experimental"
+    code, status = refused(lambda: ext.replace_custom_resource_definition(made.metadata.name, made))
+    assert code == 422
+    assert status["message"].endswith("denied request: Installing experimental CRDs on top of standard channel "
+                                      "CRDs is prohibited by default.")
