@@ -34,6 +34,9 @@ _PATH = r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
 _LIT = r"(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')?"
 _CONCAT = re.compile(rf"(?<![\w.]){_PATH}\s*\+\s*{_LIT}|{_LIT}\s*\+\s*{_PATH}(?![\w.(])")
 _EQUALS = re.compile(rf"(?<![\w.]){_PATH}\s*[!=]=\s*{_PATH}(?![\w.(\[])")
+_CONST = r"(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|-?\d+(?:\.\d+)?[uU]?|true|false|null)"
+_EQUALS_LITERAL = re.compile(rf"(?<![\w.]){_PATH}\s*[!=]=\s*{_CONST}(?![\w.(\[])|(?<![\w.]){_CONST}\s*[!=]=\s*"
+                             rf"{_PATH}(?![\w.(\[])")
 _MIN_STRING = {"date": 12, "date-time": 21, "duration": 3}
 _TOKEN = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|(\.?)\s*([A-Za-z_]\w*)(\s*\()?|\d+(?:\.\d+)?[uU]?|"
                     r"&&|\|\||[=!<>]=|\S")
@@ -198,6 +201,15 @@ def _strings(text: str, node: dict[str, Any], scope: dict[str, Any]) -> float:
         left, right = _resolve(m.group(1), node, scope), _resolve(m.group(2), node, scope)
         if all(isinstance(t, dict) and t.get("type") == "string" for t in (left, right)):
             cost += math.ceil(min(_max_length(left), _max_length(right)) * 0.1) - 1
+    for m in _EQUALS_LITERAL.finditer(text):
+        target = _resolve(m.group(1) or m.group(4), node, scope)
+        if not isinstance(target, dict) or target.get("x-kubernetes-int-or-string"):
+            continue
+        literal = m.group(2) or m.group(3)
+        if target.get("type") == "string" and literal[:1] in "'\"":
+            cost += math.ceil(min(_max_length(target), len(literal) - 2) * 0.1) - 1
+        elif target.get("type") in ("integer", "number", "boolean") and literal[:1] not in "'\"":
+            cost -= 1  # a typed scalar against a constant: kube's cases price it 0 (self[1] == 0.0 costs 2)
     return cost
 
 
