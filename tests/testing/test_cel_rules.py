@@ -184,7 +184,7 @@ def test_schema_errors_keep_the_rules_from_running(things: client.CustomObjectsA
     assert causes == [
         ("FieldValueTypeInvalid", "spec.replicas",
          'Invalid value: "string": spec.replicas in body must be of type integer: "string"'),
-        ("FieldValueInvalid", "<nil>", "Invalid value: null: some validation rules were not checked because the "
+        ("FieldValueInvalid", "<nil>", 'Invalid value: "null": some validation rules were not checked because the '
                                        "object was invalid; correct the existing errors to complete validation")]
 
 

@@ -14,8 +14,9 @@ _HAS_RULES: dict[int, tuple[dict[str, Any], bool]] = {}
 # The errors after which kube does not run the rules (hasBlockingErr): the object's shape is not the schema's.
 _BLOCKING = ("FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany",
              "FieldValueTypeInvalid")
-# field.Invalid(nil, nil, ...): no field ("<nil>", as Go prints a nil path) and a null value
-_NOT_CHECKED = ("FieldValueInvalid", "<nil>", "Invalid value: null: some validation rules were not checked because "
+# field.Invalid(nil, nil, ...): no field ("<nil>", as Go prints a nil path), and a nil value, which
+# field.Error prints as the string "null", quoted
+_NOT_CHECKED = ("FieldValueInvalid", "<nil>", 'Invalid value: "null": some validation rules were not checked because '
                 "the object was invalid; correct the existing errors to complete validation")
 _MISSING_RUNTIME = ("x-kubernetes-validations need the CEL runtime, which is not installed: "
                     "pip install 'componentbase[testing]' (cel-expr-python)")
