@@ -404,3 +404,21 @@ def test_a_typed_scalar_compared_with_a_constant_is_priced_as_kube_does(objects:
         "ops.example.com", "v1", "default", "pools2s", "p", made))
     assert (code, [c["message"] for c in status["details"]["causes"]]) == (
         422, ['Invalid value: "integer": observedGeneration must not move backwards except to zero'])
+
+
+def test_min_properties_and_repeated_keys_are_refused(objects: client.CustomObjectsApi) -> None:
+    """openshift/api's ClusterCSIDriver secretsStore: a struct with minProperties 1 sent empty, and a map list
+    of audiences with one repeated (kube's ValidateListSetsAndMaps), both refused as its test suite expects."""
+    audiences = {"type": "array", "maxItems": 10, "x-kubernetes-list-type": "map",
+                 "x-kubernetes-list-map-keys": ["audience"], "items": {
+                     "type": "object", "required": ["audience"], "properties": {"audience": {"type": "string"}}}}
+    zones = {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
+    managed = {"type": "object", "minProperties": 1, "properties": {"audiences": audiences, "zones": zones}}
+    client.ApiextensionsV1Api(objects.api_client).create_custom_resource_definition(
+        _crd("drivers", {"managed": managed}))
+    assert _causes(objects, "drivers", "empty", managed={}) == [
+        ("spec.managed", "Invalid value: 0: spec.managed in body should have at least 1 properties")]
+    assert _causes(objects, "drivers", "twice", managed={
+        "audiences": [{"audience": "a"}, {"audience": "b"}, {"audience": "a"}], "zones": ["x", "x"]}) == [
+        ("spec.managed.audiences[2]", 'Duplicate value: map[string]interface {}{"audience":"a"}'),
+        ("spec.managed.zones[1]", 'Duplicate value: "x"')]

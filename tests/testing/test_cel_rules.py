@@ -273,8 +273,9 @@ def test_gateway_api_listener_set_rules(api: client.ApiClient) -> None:
     bad = _listener_set("bad", http, dict(http, port=8080), {"name": "tcp", "port": 9, "protocol": "TCP",
                                                               "hostname": "a.example.com"})
     code, status = refused(lambda: objs.create_namespaced_custom_object(GW, "v1", "default", "listenersets", bad))
-    assert (code, status["message"]) == (422, (
-        'ListenerSet.gateway.networking.k8s.io "bad" is invalid: [spec.listeners: Invalid value: "array": '
+    assert (code, status["message"]) == (422, (  # listeners is a map list keyed by name: the repeat comes first
+        'ListenerSet.gateway.networking.k8s.io "bad" is invalid: [spec.listeners[1]: Duplicate value: '
+        'map[string]interface {}{"name":"http"}, spec.listeners: Invalid value: "array": '
         "hostname must not be specified for protocols ['TCP', 'UDP'], spec.listeners: Invalid value: \"array\": "
         "Listener name must be unique within the Gateway]"))
 

@@ -240,6 +240,41 @@ def _validate_array(node: dict[str, Any], value: list[Any], path: str, errors: l
             _validate(items, item, f"{path}[{i}]", errors)
 
 
+def _duplicates(node: dict[str, Any], value: list[Any], path: str, errors: list[Cause]) -> None:
+    """A set list's repeated item, or a map list's repeated key, as kube's ValidateListSetsAndMaps refuses
+    them (field.Duplicate: the item, or the keys as Go prints a map[string]interface{})."""
+    kind, keys = node.get("x-kubernetes-list-type"), node.get("x-kubernetes-list-map-keys") or ()
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        if kind == "map" and keys and isinstance(item, dict):
+            key = {k: item.get(k) for k in sorted(keys) if k in item}
+            pairs = ", ".join(f"{json.dumps(k)}:{go_value(v)}" for k, v in key.items())
+            shown = f"map[string]interface {{}}{{{pairs}}}"
+        elif kind == "set":
+            key, shown = item, go_value(item)
+        else:
+            return
+        token = json.dumps(key, sort_keys=True)
+        if token in seen:
+            errors.append(("FieldValueDuplicate", f"{path}[{i}]", f"Duplicate value: {shown}"))
+        seen.add(token)
+
+
+def _lists(node: dict[str, Any], value: Any, path: str, errors: list[Cause]) -> None:
+    """Every set and map list under ``node`` checked for repeats, after the schema's other checks and before
+    the rules, kube's order (structurallisttype.ValidateListSetsAndMaps)."""
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        _duplicates(node, value, path, errors)
+        for i, item in enumerate(value):
+            _lists(node["items"], item, f"{path}[{i}]", errors)
+    elif isinstance(value, dict):
+        props, extra = node.get("properties") or {}, node.get("additionalProperties")
+        for name, item in value.items():
+            child = props.get(name, extra if isinstance(extra, dict) else None)
+            if isinstance(child, dict):
+                _lists(child, item, f"{path}.{name}" if path else name, errors)
+
+
 def _validate_object(node: dict[str, Any], value: dict[str, Any], path: str, errors: list[Cause]) -> None:
     prefix = f"{path}." if path else ""
     for name in node.get("required") or ():
@@ -248,6 +283,8 @@ def _validate_object(node: dict[str, Any], value: dict[str, Any], path: str, err
     if isinstance(node.get("maxProperties"), int) and len(value) > node["maxProperties"]:
         errors.append(("FieldValueTooMany", path,
                        f"Too many: {len(value)}: must have at most {node['maxProperties']} items"))
+    if isinstance(node.get("minProperties"), int) and len(value) < node["minProperties"]:
+        errors.append(_invalid(path, len(value), f"should have at least {node['minProperties']} properties"))
     props = node.get("properties") or {}
     extra = node.get("additionalProperties")
     for name, item in value.items():
@@ -271,5 +308,6 @@ def admit(schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | Non
             if isinstance(sub, dict) and name in out["metadata"]:
                 _validate(sub, out["metadata"][name], f"metadata.{name}", errors)
     _validate(schema, out, "", errors)
+    _lists(schema, out, "", errors)
     errors += rule_errors(schema, out, old, errors, warnings)
     return out, errors
