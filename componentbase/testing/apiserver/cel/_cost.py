@@ -30,7 +30,8 @@ _STRING_FN = re.compile(r"([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\.(matches|contai
                         r"split|replace|indexOf|lastIndexOf|lowerAscii|upperAscii|trim|substring)\(")
 
 
-_PATH = r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"
+_PATH = r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\]|\['[^'\]]*'\]|\[\"[^\"\]]*\"\])*)"
+_SEGMENT = re.compile(r"\.([A-Za-z_]\w*)|\[(\d+)\]|\['([^'\]]*)'\]|\[\"([^\"\]]*)\"\]")
 _LIT = r"(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')?"
 _CONCAT = re.compile(rf"(?<![\w.]){_PATH}\s*\+\s*{_LIT}|{_LIT}\s*\+\s*{_PATH}(?![\w.(])")
 _EQUALS = re.compile(rf"(?<![\w.]){_PATH}\s*[!=]=\s*{_PATH}(?![\w.(\[])")
@@ -82,11 +83,18 @@ def _max_length(node: dict[str, Any]) -> int:
 
 
 def _resolve(path: str, self_node: dict[str, Any], scope: dict[str, Any]) -> Any:
-    head, *rest = path.split(".")
-    node = self_node if head in ("self", "oldSelf") else scope.get(head)
-    for name in rest:
+    """The schema a path names: ``self.a.b``, a list's item ``[0]``, a map's value ``['k']``."""
+    head = re.match(r"[A-Za-z_]\w*", path)
+    if head is None:
+        return None
+    node = self_node if head.group(0) in ("self", "oldSelf") else scope.get(head.group(0))
+    for m in _SEGMENT.finditer(path, head.end()):
         if not isinstance(node, dict):
             return None
+        if m.group(2) is not None:
+            node = node.get("items")
+            continue
+        name = m.group(1) or m.group(3) or m.group(4) or ""
         props = node.get("properties") or {}
         node = props.get(name) if name in props else node.get("additionalProperties")
     return node
