@@ -11,7 +11,8 @@ PACKAGES = (
     "componentbase.util", "componentbase.util.field", "componentbase.util.version", "componentbase.cli",
     "componentbase.logs", "componentbase.metrics", "componentbase.componentconfig", "componentbase.client",
     "componentbase.informers", "componentbase.workqueue", "componentbase.events", "componentbase.leaderelection",
-    "componentbase.serving", "componentbase.serving.configz", "componentbase.webhook", "componentbase.app", "componentbase.testing",
+    "componentbase.serving", "componentbase.serving.configz", "componentbase.webhook", "componentbase.app",
+    "componentbase.testing",
 )
 
 

@@ -142,7 +142,8 @@ def test_an_api_error_is_logged_on_one_line_as_the_server_said_it(kube_apiserver
         eventually(lambda: times["k"] >= 2, what="the retry")
     error = errors_of(caplog, "key=default/k")[0]
     assert error == (
-        "Reconciler error controller=refused key=default/k (retry 1 in 0.001s): UnprocessableEntityException: 422 Invalid: "
+        "Reconciler error controller=refused key=default/k (retry 1 in 0.001s): UnprocessableEntityException: "
+        "422 Invalid: "
         'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 '
         "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with "
         "an alphanumeric character (e.g. 'example.com', regex used for validation is "

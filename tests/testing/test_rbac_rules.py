@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from componentbase.testing.apiserver.auth import Attributes
 from componentbase.testing.apiserver.auth._bootstrap_roles import bootstrap_objects
 from componentbase.testing.apiserver.auth._rbac import cluster_role_rules, rule_allows
-from componentbase.testing.apiserver.auth import Attributes
 
 pytestmark = pytest.mark.unit
 
