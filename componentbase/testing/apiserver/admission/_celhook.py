@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..apimachinery._schemarules import has_rules
+
 __all__ = ["crd_rule_errors", "has_rules", "rule_errors"]
 
 Cause = tuple[str, str, str]
@@ -20,16 +22,6 @@ _NOT_CHECKED = ("FieldValueInvalid", "<nil>", 'Invalid value: "null": some valid
                 "the object was invalid; correct the existing errors to complete validation")
 _MISSING_RUNTIME = ("x-kubernetes-validations need the CEL runtime, which is not installed: "
                     "pip install 'componentbase[testing]' (cel-expr-python)")
-
-
-def has_rules(schema: Any) -> bool:
-    """Whether ``schema`` or a schema under it carries ``x-kubernetes-validations``."""
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("x-kubernetes-validations"):
-        return True
-    children = [*(schema.get("properties") or {}).values(), schema.get("items"), schema.get("additionalProperties")]
-    return any(has_rules(c) for c in children)
 
 
 def _cached_has_rules(schema: dict[str, Any]) -> bool:

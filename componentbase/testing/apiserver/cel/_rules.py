@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..apimachinery._schemarules import has_rules
 from ._cost import PER_RULE_LIMIT, Cost, cost_message, expression_cost, rule_cost
 from ._env import OLD_LIST, compile_expr
 from ._fields import undefined_field
@@ -69,16 +70,6 @@ def issues(err: Exception) -> str:
     text = str(err)
     text = re.sub(r"^[A-Z_]+: (?=ERROR: )", "", text)  # cel-cpp's status code before cel-go's issues
     return re.sub(r" \[[A-Z_]+\]$", "", text)
-
-
-def has_rules(schema: Any) -> bool:
-    """Whether ``schema`` or a schema under it carries rules (as ``_celhook``'s, which may not import this)."""
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("x-kubernetes-validations"):
-        return True
-    children = [*(schema.get("properties") or {}).values(), schema.get("items"), schema.get("additionalProperties")]
-    return any(has_rules(c) for c in children)
 
 
 def _field_path(schema: dict[str, Any], path: str) -> str | None:
