@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import ssl
-import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +21,7 @@ from kubernetes import client
 
 from componentbase.testing import LoopbackAPIServer, eventually
 from componentbase.util import CertificateAuthority
+from tests.testing.webhook_support import server_context
 
 pytestmark = pytest.mark.integration
 
@@ -76,15 +74,7 @@ class Webhook:
                 self.wfile.write(body)
                 self.close_connection = owner.close_after_answer
 
-        cert, key = self.ca.issue("webhook", hosts=["127.0.0.1"], server=True)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        fd, path = tempfile.mkstemp(suffix=".pem")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(cert + key)
-            context.load_cert_chain(path)
-        finally:
-            os.unlink(path)
+        context = server_context(self.ca, ["127.0.0.1"])
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)

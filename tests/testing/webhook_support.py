@@ -20,6 +20,20 @@ from componentbase.util._certs import CertificateAuthority
 Handler = Callable[[dict[str, Any]], Any]
 
 
+def server_context(ca: CertificateAuthority, hosts: list[str]) -> ssl.SSLContext:
+    """A TLS server context serving a certificate ``ca`` issues for ``hosts``."""
+    cert, key = ca.issue("webhook", hosts=hosts, server=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    fd, path = tempfile.mkstemp(suffix=".pem")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(cert + key)
+        context.load_cert_chain(path)
+    finally:
+        os.unlink(path)
+    return context
+
+
 class _QuietServer(ThreadingHTTPServer):
     """A caller that hung up (the API server's webhook timeout, a test's own abort) is no error: socketserver
     prints its traceback to stderr, where a later test of the same worker that checks for tracebacks saw it."""
@@ -42,15 +56,7 @@ class WebhookServer:
         self.handlers: dict[str, Handler] = {}
         self.reviews: dict[str, list[dict[str, Any]]] = {}
         self.paths: list[str] = []  # each request's path, query included
-        cert, key = ca.issue("webhook", hosts=hosts, server=True)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        fd, path = tempfile.mkstemp(suffix=".pem")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(cert + key)
-            context.load_cert_chain(path)
-        finally:
-            os.unlink(path)
+        context = server_context(ca, hosts)
         owner = self
 
         class _Handler(BaseHTTPRequestHandler):
