@@ -120,6 +120,7 @@ class Replica:
         self.out = workdir / f"{name}-{mode}-{time.monotonic_ns()}.log"
         self._read = 0
         self._lines: list[list[str]] = []
+        self._reconciles: list[tuple[float, str]] = []
         self.popen = subprocess.Popen([sys.executable, __file__, "--replica", url, name, str(self.out), mode],
                                       stdout=subprocess.DEVNULL, stderr=self.out.with_suffix(".err").open("wb"))
 
@@ -132,11 +133,17 @@ class Replica:
                 data = f.read()
             whole = data[:data.rfind(b"\n") + 1]
             self._read += len(whole)
-            self._lines.extend(ln.split() for ln in whole.decode().splitlines())
+            new = [ln.split() for ln in whole.decode().splitlines()]
+            self._lines.extend(p for p in new if p and p[0] != "r")
+            self._reconciles.extend((float(p[1]), p[2]) for p in new if p and p[0] == "r")
         return self._lines
 
-    def reconciles(self) -> list[tuple[float, str]]:
-        return [(float(p[1]), p[2]) for p in self.lines() if p and p[0] == "r"]
+    def reconciles(self, since: int = 0) -> list[tuple[float, str]]:
+        """The reconciles recorded (from the ``since``-th on): kept apart from the other lines, which the
+        other readers go through whole, as the rebalance's wait reads only the new ones (this process is the
+        API server too: every pass over every reconcile took its time from the server being measured)."""
+        self.lines()
+        return self._reconciles[since:]
 
     def ring_size(self) -> int:
         """How many live shards this replica's sharder last saw (0 if it runs none)."""
@@ -315,8 +322,14 @@ def rebalance(url: str, workdir: Path, objects: Any) -> tuple[float, float, int]
         killed = time.monotonic()
         victim.popen.send_signal(signal.SIGKILL)
 
+        seen: dict[str, float] = {}
+        read = [len(r.reconciles()) for r in survivors]
+
         def done() -> float | None:
-            seen = {k: t for r in survivors for t, k in r.reconciles() if t > killed and k in theirs}
+            for i, r in enumerate(survivors):
+                new = r.reconciles(read[i])
+                read[i] += len(new)
+                seen.update((k, t) for t, k in new if t > killed and k in theirs and k not in seen)
             return max(seen.values()) if len(seen) == len(theirs) else None
 
         wait_for(done, 180, "the survivors to reconcile the victim's objects", survivors, every=0.5)

@@ -19,7 +19,7 @@ from typing import Any, cast
 from componentbase.controller._shardnames import DRAIN_PREFIX, SHARD_PREFIX
 from componentbase.informers import ListWatch, MultiNamespaceInformer, SharedInformer
 
-__all__ = ["Kept", "MetadataCache", "keep"]
+__all__ = ["Kept", "MetadataCache", "compact_list_watch", "keep", "metadata_client"]
 
 #: client-go's metadata informers' Accept: the list and watch carry each object's metadata only.
 _METADATA_ONLY = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
@@ -56,6 +56,9 @@ class Kept(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:  # never empty ("metadata" is always there): not counted field by field
+        return True
 
     def __eq__(self, other: object) -> bool:  # a Mapping compares its items, "metadata" (itself) among them
         if not isinstance(other, Kept):
@@ -105,17 +108,29 @@ class _CompactListWatch(ListWatch):
         return dataclasses.replace(page, items=[keep(obj) for obj in page.items])
 
 
+def metadata_client(api_client: Any, suffix: str) -> Any:
+    """A client of its own for metadata-only lists and watches (client-go's metadata client): unthrottled, as
+    the sharder's writes are; the API server's priority and fairness still applies."""
+    from componentbase.client._throttled import ThrottledApiClient  # imports kubernetes: only when running
+
+    client = ThrottledApiClient(api_client.configuration, None)
+    client.default_headers.update(api_client.default_headers)
+    client.default_headers["Accept"] = _METADATA_ONLY
+    client.user_agent = f"{api_client.user_agent}/{suffix}"
+    return client
+
+
+def compact_list_watch(client: Any, mapping: Any, namespace: str | None, selector: str) -> ListWatch:
+    """A list and watch of ``mapping`` whose pages are ``Kept`` records (``client`` from ``metadata_client``)."""
+    return _CompactListWatch.for_mapping(client, mapping, namespace, label_selector=selector)
+
+
 class MetadataCache:
     """Metadata-only informers, as client-go's metadata informers: the server sends PartialObjectMetadata, so
     the sharder's first list of every object is metadata too (not only what it keeps of it)."""
 
     def __init__(self, api_client: Any, mapper: Any, namespaces: list[str]) -> None:
-        from componentbase.client._throttled import ThrottledApiClient  # imports kubernetes: only when running
-
-        self.client = ThrottledApiClient(api_client.configuration, None)
-        self.client.default_headers.update(api_client.default_headers)
-        self.client.default_headers["Accept"] = _METADATA_ONLY
-        self.client.user_agent = f"{api_client.user_agent}/sharder"
+        self.client = metadata_client(api_client, "sharder")
         self.mapper = mapper
         self.namespaces = namespaces
         self.informers: list[SharedInformer] = []
@@ -124,7 +139,7 @@ class MetadataCache:
         mapping = self.mapper.mapping(api_version, kind)
 
         def one(namespace: str | None) -> SharedInformer:
-            list_watch = _CompactListWatch.for_mapping(self.client, mapping, namespace, label_selector=selector)
+            list_watch = compact_list_watch(self.client, mapping, namespace, selector)
             informer = SharedInformer(list_watch, transform=keep, inactivity_timeout=180.0)
             self.informers.append(informer)
             return informer

@@ -11,8 +11,11 @@ For an object of a sharded kind whose label is not the ring's choice:
 - assigned to a live shard: the drain label is set, and nothing else, until that shard acknowledges by
   removing both labels; only then is the new shard's label set (timebertt/kubernetes-controller-sharding's
   handover): a moving object is never in two shards' caches at once;
-- assigned to a shard that is gone (Lease released or expired): moved at once, since that shard's writes
-  are already refused by its own fence (its renew deadline passed before the Lease expired here).
+- assigned to a shard that is gone (Lease released or expired): claimed by the live shard the ring gives it
+  (``_claimer``: each survivor relabels its own share, so the writes are spread over the survivors rather
+  than queued behind one client), and moved by the sharder if still there ``claim_grace`` later. No
+  acknowledgement: that shard's writes are already refused by its own fence (its renew deadline passed
+  before the Lease expired here). ``_membership`` judges liveness for both.
 
 Objects the sharded objects control take their controller's label once it is set without drain, so they
 move with it. Every write carries the resourceVersion it was decided on: a change meanwhile is a conflict,
@@ -25,16 +28,15 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from componentbase.client import NotLeader, ObjectClient, is_conflict, is_not_found
+from componentbase.controller._membership import Membership
 from componentbase.controller._ring import HashRing
-from componentbase.controller._shardcache import MetadataCache
+from componentbase.controller._shardcache import Kept, MetadataCache
 from componentbase.controller._shardmetrics import ShardingMetrics
 from componentbase.controller._shardnames import (
-    RING_LABEL,
-    SHARD_LABEL,
     ShardingConfig,
     object_key,
     owner_key,
@@ -62,8 +64,12 @@ def _updated(handle: Callable[[Any], None], old: Any, new: Any) -> None:
     handle(new)
 
 
-def _labels(obj: dict[str, Any] | None) -> dict[str, str]:
-    return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+def _labels(obj: Any) -> Mapping[str, str]:
+    """An object's labels, read-only; a kept record's own (shared) dict, read without the mapping protocol:
+    a ring change reads every object's."""
+    if isinstance(obj, Kept):
+        return obj.labels
+    return ((obj or {}).get("metadata") or {}).get("labels") or {}
 
 
 class Sharder:
@@ -73,8 +79,11 @@ class Sharder:
 
     def __init__(self, config: ShardingConfig, *, client: Any, api_client: Any, lease_namespace: str,
                  namespace: Any, mapper: Any, retry_period: float, lease_duration: float,
-                 metrics: ShardingMetrics) -> None:
+                 metrics: ShardingMetrics, shard: str = "") -> None:
         self.config = config
+        self.shard = shard  # this replica's own shard: its claims are the sharder's to write (from its cache)
+        #: True while the sharder runs here (synced): this replica's claimer then leaves its share to it.
+        self.active = False
         self.name = f"sharder-{config.ring}"
         self.client = client  # fenced by the leader election: a deposed sharder writes nothing
         self.api_client = api_client
@@ -86,58 +95,20 @@ class Sharder:
         self._started = float("inf")  # when this sharder's view of the Leases began (set once synced)
         self.metrics = metrics
         self.ring = HashRing([], config.virtual_nodes)
-        self._seen: dict[str, tuple[tuple[Any, ...], float, str]] = {}  # lease -> (record, seen at, shard)
+        self.members = Membership(config.orphan_after)
         self._draining: dict[tuple[int, str], float] = {}
-        self._lock = threading.Lock()
-
-    # --- membership -----------------------------------------------------------------------------
-
-    def _lease_seen(self, lease: dict[str, Any]) -> None:
-        spec = lease.get("spec") or {}
-        meta = lease.get("metadata") or {}
-        record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseDurationSeconds"))
-        with self._lock:
-            old = self._seen.get(meta.get("name", ""))
-            if old is None or old[0] != record:
-                self._seen[meta.get("name", "")] = (record, time.monotonic(), (meta.get("labels") or {}).get(
-                    SHARD_LABEL, ""))
-
-    def _lease_gone(self, lease: Any) -> None:
-        with self._lock:
-            self._seen.pop((deleted_object(lease).get("metadata") or {}).get("name", ""), None)
+        #: How long the objects of a gone shard are left to the live shards to claim (``_claimer``) before the
+        #: sharder relabels what is left: two retry periods (a claimer notices the end within its period).
+        self.claim_grace = 2.0 * retry_period
 
     def live_shards(self) -> set[str]:
         """Shards whose Lease names them and changed within its duration, as seen from here."""
-        now = time.monotonic()
-        with self._lock:
-            return {shard for (holder, _, duration), seen, shard in self._seen.values()
-                    if shard and holder == shard and now < seen + float(duration or 0)}
-
-    def _until_expiry(self) -> float:
-        """Seconds until the next live shard's Lease expires, at most a period: a dead shard's objects move the
-        moment its Lease expires as judged here (as a candidate judges it), not up to a period later."""
-        now = time.monotonic()
-        with self._lock:
-            ends = [seen + float(duration or 0) for (holder, _, duration), seen, shard in self._seen.values()
-                    if shard and holder == shard]
-        return min([self.period, *(end - now + 0.001 for end in ends if end > now)])
-
-    def _orphans(self) -> list[str]:
-        """Leases of shards gone for longer than ``orphan_after``: deleted, as timebertt's sharder does."""
-        now = time.monotonic()
-        with self._lock:
-            return [name for name, ((holder, _, duration), seen, shard) in self._seen.items()
-                    if now > seen + float(duration or 0) + self.config.orphan_after or
-                    (holder != shard and now > seen + self.config.orphan_after)]
+        return self.members.live()
 
     # --- the loop -------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        leases_factory = InformerFactory(self.api_client)
-        leases = leases_factory.for_kind("coordination.k8s.io/v1", "Lease", self.lease_namespace,
-                                         label_selector=f"{RING_LABEL}={self.config.ring}")
-        leases.add_event_handler(on_add=self._lease_seen, on_update=lambda _, new: self._lease_seen(new),
-                                 on_delete=self._lease_gone)
+        leases_factory = self.members.watch(self.api_client, self.lease_namespace, self.config.ring)
         cache = MetadataCache(self.api_client, self.mapper, list(self.namespace or ()))
         self.objects = ObjectClient(self.client, self.mapper)
         self.mains = [cache.informer(av, kind, self.config.selector) for av, kind in self.config.kinds]
@@ -151,12 +122,14 @@ class Sharder:
             if not (leases_factory.wait_for_cache_sync(120.0) and cache.wait_for_sync(stop, 120.0)):
                 return  # stopped (or a kind not listable: logged by its informer); leading again retries
             self._started = time.monotonic()
+            self.active = True
             self._tick(queue, leases_factory, stop)
             for worker in workers:
                 worker.start()
-            while not stop.wait(self._until_expiry()):
+            while not stop.wait(self.members.until_expiry(self.period)):
                 self._tick(queue, leases_factory, stop)
         finally:
+            self.active = False
             queue.shut_down()
             for worker in workers:
                 if worker.is_alive():
@@ -208,7 +181,7 @@ class Sharder:
                             if (_labels(obj).get(label, "") not in live) == orphaned and (
                                     owned or not self._settled(obj)):
                                 queue.add((owned, i, object_key(obj)))
-        for name in self._orphans():
+        for name in self.members.orphans():
             if stop.is_set():
                 return
             self._delete_lease(name)
@@ -222,8 +195,7 @@ class Sharder:
         return not desired or (labels.get(self.config.shard_label) == desired and self.config.drain_label not in labels)
 
     def _delete_lease(self, name: str) -> None:
-        with self._lock:
-            self._seen.pop(name, None)
+        self.members.forget(name)
         ref = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                "metadata": {"name": name, "namespace": self.lease_namespace}}
         try:
@@ -281,10 +253,15 @@ class Sharder:
         if not desired or (current == desired and drain_label not in labels):
             return None
         unseen = self._started + self.lease_duration - time.monotonic()
-        if current and current not in ring.shards and not self._known(current) and unseen > 0:
+        if current and current not in ring.shards and not self.members.known(current) and unseen > 0:
             # A shard this sharder has no Lease of yet: a new sharder waits a lease duration before it takes
             # the objects of a shard that may be starting (its Lease not yet created, or not yet seen).
             return unseen
+        if current and current not in ring.shards and desired != self.shard:  # gone: their new shards claim first
+            ended = self.members.ended(current)
+            wait = 0.0 if ended is None else ended + self.claim_grace - time.monotonic()
+            if wait > 0:
+                return wait
         of, kind = self.config.kinds[i], self.config.kinds[i][1]
         if current == desired:  # drained, then the ring changed back: it may stay
             self._patch(of, obj, {drain_label: None})
@@ -300,10 +277,6 @@ class Sharder:
             if started is not None:
                 self.metrics.drain_finished(time.monotonic() - started)
         return None
-
-    def _known(self, shard: str) -> bool:
-        with self._lock:
-            return any(s == shard for _, _, s in self._seen.values())
 
     def _sync_owned(self, j: int, key: str) -> None:
         obj = self.owned[j].get(key)

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from componentbase.client import NotLeader, ObjectClient
+from componentbase.controller._claimer import Claimer
 from componentbase.controller._controller import Controller
 from componentbase.controller._sharder import WORKERS, Sharder
 from componentbase.controller._shardmetrics import ShardingMetrics
@@ -94,9 +95,16 @@ class Sharding:
         # A keep-alive connection per worker (a component's client keeps 2: the other writes would each open one).
         writes = copy.deepcopy(api_client.configuration)
         writes.connection_pool_maxsize = WORKERS
-        self._sharder_client = ThrottledApiClient(writes, None, fence)
-        self._sharder_client.default_headers.update(api_client.default_headers)
-        self._sharder_client.user_agent = f"{api_client.user_agent}/sharder"
+
+        def own(guard: Callable[[str, str], None], suffix: str) -> Any:
+            client = ThrottledApiClient(writes, None, guard)
+            client.default_headers.update(api_client.default_headers)
+            client.user_agent = f"{api_client.user_agent}/{suffix}"
+            return client
+
+        self._sharder_client = own(fence, "sharder")
+        # The claimer's writes (``_claimer``): unthrottled as the sharder's, fenced by this shard's Lease.
+        self._claims = ObjectClient(own(self._lease_guard, "claimer"), cache.mapper)
         self._elector: LeaderElector | None = None
         self._selected: dict[tuple[str, str], tuple[str, str | None, bool]] = {}  # (group, kind) -> selection
         self._resources: dict[tuple[str, str], tuple[SharedInformer, bool, str]] | None = None
@@ -249,9 +257,14 @@ class Sharding:
         sharder = Sharder(self.config, client=self._sharder_client, api_client=self.api_client,
                           lease_namespace=self.lease_namespace, namespace=namespace, mapper=self.cache.mapper,
                           retry_period=float(self.election.retry_period),
-                          lease_duration=float(self.election.lease_duration), metrics=self.metrics)
+                          lease_duration=float(self.election.lease_duration), metrics=self.metrics,
+                          shard=self.shard)
+        claimer = Claimer(self.config, shard=self.shard, api_client=self.api_client, writes=self._claims,
+                          lease_namespace=self.lease_namespace, namespace=namespace, mapper=self.cache.mapper,
+                          retry_period=float(self.election.retry_period), workers=WORKERS, metrics=self.metrics,
+                          sharder_here=lambda: sharder.active)
         return [*((r, False) for r, leader in runnables if not leader),
-                (_Member(self, work, failed), False), (sharder, True)]
+                (_Member(self, [*work, claimer], failed), False), (sharder, True)]
 
     def lock(self) -> LeaseLock:
         return LeaseLock(self.lease_namespace, self.lease_name, self.lease_client,

@@ -1,9 +1,9 @@
 """The sharding metrics of one replica, in its component's registry (``controller_sharding_*``).
 
 Every replica reports what its shard holds and does (``assigned_objects``, ``shard_lease_held``,
-``drains_acknowledged_total``); the elected sharder what it decides (``ring_shards``, ``assignments_total``,
-``moves_total``, ``drains_total``, ``drain_duration_seconds``). Registered only when the manager has metrics;
-a metric ``--disabled-metrics`` names is not registered.
+``drains_acknowledged_total``, ``claims_total``); the elected sharder what it decides (``ring_shards``,
+``assignments_total``, ``moves_total``, ``drains_total``, ``drain_duration_seconds``). Registered only when
+the manager has metrics; a metric ``--disabled-metrics`` names is not registered.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class ShardingMetrics:
         add(Counter, "controller_sharding_drains_acknowledged",
             "Objects this replica's shard let go of when the sharder drained them", ["ring", "shard"],
             "controller_sharding_drains_acknowledged_total")
+        add(Counter, "controller_sharding_claims",
+            "Objects of a gone shard this replica's shard took over (the ring of live shards gives them to it)",
+            ["ring", "shard", "kind"], "controller_sharding_claims_total")
         add(Gauge, "controller_sharding_ring_shards", "Live shards in the ring, as the elected sharder sees them",
             ["ring"])
         add(Counter, "controller_sharding_assignments", "Unassigned objects the sharder gave a shard",
@@ -65,6 +68,10 @@ class ShardingMetrics:
     def drain_acknowledged(self) -> None:
         if (c := self._get("controller_sharding_drains_acknowledged")) is not None:
             c.labels(self.ring, self.shard).inc()
+
+    def claimed(self, kind: str) -> None:
+        if (c := self._get("controller_sharding_claims")) is not None:
+            c.labels(self.ring, self.shard, kind).inc()
 
     def ring_shards(self, count: int) -> None:
         if (g := self._get("controller_sharding_ring_shards")) is not None:
