@@ -98,8 +98,10 @@ class Sharder:
         self.members = Membership(config.orphan_after)
         self._draining: dict[tuple[int, str], float] = {}
         #: How long the objects of a gone shard are left to the live shards to claim (``_claimer``) before the
-        #: sharder relabels what is left: two retry periods (a claimer notices the end within its period).
-        self.claim_grace = 2.0 * retry_period
+        #: sharder relabels what is left: half a lease duration, at least two retry periods. A claimer notices
+        #: the end within its period and needs one list and its share of the writes; a shorter grace had the
+        #: sharder write the same objects as a busy claimer (each write of the two a conflict for the other).
+        self.claim_grace = max(2.0 * retry_period, lease_duration / 2)
 
     def live_shards(self) -> set[str]:
         """Shards whose Lease names them and changed within its duration, as seen from here."""
