@@ -1,10 +1,11 @@
 """The sharder's cache: every object of the sharded kinds, kept as the few fields assignment needs.
 
 The sharder sees every object, so what it keeps of one is multiplied by all of them: the leader's memory is a
-shard's plus this cache. It keeps, as a ``Kept`` record of about 70 bytes (plus the name and resourceVersion
-strings), what deciding and writing a label needs: the name and namespace (the ring's key), the resourceVersion
-(each write's precondition), the ring's labels (one shared read-only dict per distinct set: a ring has a few)
-and, for owned objects, the controller reference. As plain dicts that was about 840 bytes an object.
+shard's plus this cache. It keeps, as a ``Kept`` record, what deciding and writing a label needs: the
+``namespace/name`` key (the ring's key, and the string the cache files it under), the resourceVersion (each
+write's precondition; an int when decimal), the ring's labels (one shared read-only dict per distinct set: a
+ring has a few) and, for owned objects, the controller reference: about 180 bytes an object with the cache's
+own entry (it was 270 with a name string of its own and the version as a string; 840 as plain dicts).
 """
 
 from __future__ import annotations
@@ -31,22 +32,40 @@ _label_sets: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 
 class Kept(Mapping[str, Any]):
     """One object as the sharder keeps it: read-only, and read as both the object and its metadata
-    (``kept["metadata"]`` is itself), so the informer and the sharder read it as they read an object."""
+    (``kept["metadata"]`` is itself), so the informer and the sharder read it as they read an object.
 
-    __slots__ = _FIELDS
+    Its ``cache_key`` (``namespace/name``) is the one string the cache files it under; name and namespace are
+    read from it. A decimal resourceVersion is kept as an int (28 bytes, not 54) and read back as the same
+    text; any other (versions are opaque) as it came.
+    """
 
-    def __init__(self, name: str, namespace: str | None, resource_version: str | None, labels: dict[str, str],
+    __slots__ = ("_rv", "cache_key", "labels", "ownerReferences")
+
+    def __init__(self, key: str, resource_version: str | None, labels: dict[str, str],
                  owner_references: list[dict[str, Any]] | None) -> None:
-        self.name = name
-        self.namespace = namespace
-        self.resourceVersion = resource_version
+        self.cache_key = key
+        self._rv: int | str | None = resource_version
+        if resource_version and resource_version.isdigit() and str(int(resource_version)) == resource_version:
+            self._rv = int(resource_version)
         self.labels = labels
         self.ownerReferences = owner_references
+
+    @property
+    def name(self) -> str:
+        return self.cache_key.rpartition("/")[2]
+
+    @property
+    def namespace(self) -> str | None:
+        return self.cache_key.rpartition("/")[0] or None
+
+    @property
+    def resourceVersion(self) -> str | None:  # read as the metadata field it stands for
+        return None if self._rv is None else str(self._rv)
 
     def __getitem__(self, key: str) -> Any:
         if key == "metadata":
             return self
-        value = getattr(self, key, None) if key in _FIELDS else None
+        value = getattr(self, key) if key in _FIELDS else None
         if value is None or (key == "labels" and not value):
             raise KeyError(key)
         return value
@@ -63,12 +82,12 @@ class Kept(Mapping[str, Any]):
     def __eq__(self, other: object) -> bool:  # a Mapping compares its items, "metadata" (itself) among them
         if not isinstance(other, Kept):
             return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
 
     __hash__ = None  # type: ignore[assignment]  # as a dict's
 
     def __repr__(self) -> str:
-        return f"Kept({self.namespace}/{self.name}, rv={self.resourceVersion}, labels={self.labels})"
+        return f"Kept({self.cache_key}, rv={self._rv}, labels={self.labels})"
 
 
 def _shared_labels(labels: Mapping[str, str]) -> dict[str, str]:
@@ -91,8 +110,8 @@ def keep(obj: Mapping[str, Any]) -> dict[str, Any]:
     refs = None if owner is None else [{
         "apiVersion": sys.intern(str(owner.get("apiVersion", ""))), "controller": True,
         "kind": sys.intern(str(owner.get("kind", ""))), "name": owner.get("name")}]
-    namespace = meta.get("namespace")
-    kept = Kept(meta.get("name") or "", sys.intern(namespace) if namespace else None, meta.get("resourceVersion"),
+    namespace, name = meta.get("namespace"), meta.get("name") or ""
+    kept = Kept(f"{namespace}/{name}" if namespace else name, meta.get("resourceVersion"),
                 _shared_labels(meta.get("labels") or {}), refs)
     return cast(dict[str, Any], kept)  # a read-only mapping where the informer types its objects as dicts
 

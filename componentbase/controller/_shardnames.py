@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from componentbase.controller._ring import DEFAULT_VIRTUAL_NODES
+from componentbase.informers import meta_namespace_key
 
 __all__ = ["DRAIN_PREFIX", "RING_LABEL", "SHARD_LABEL", "SHARD_PREFIX", "ShardingConfig", "group_of",
            "lease_name", "object_key", "owner_key", "shard_name"]
@@ -100,9 +101,7 @@ def group_of(api_version: str) -> str:
 
 def object_key(obj: Mapping[str, Any]) -> str:
     """``namespace/name`` (``name`` when cluster-scoped): the key the ring hashes, as the cache keys it."""
-    meta = obj.get("metadata") or {}
-    ns, name = meta.get("namespace") or "", meta.get("name") or ""
-    return f"{ns}/{name}" if ns else str(name)
+    return meta_namespace_key(obj)
 
 
 def owner_key(obj: Mapping[str, Any], kinds: Sequence[Kind]) -> tuple[int, str] | None:

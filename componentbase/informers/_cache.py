@@ -31,9 +31,13 @@ NAMESPACE_INDEX = "namespace"
 
 
 def meta_namespace_key(obj: Mapping[str, Any]) -> str:
-    """``namespace/name``, or ``name`` for cluster-scoped objects, as client-go's ``MetaNamespaceKeyFunc``."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        return obj.key
+    """``namespace/name``, or ``name`` for cluster-scoped objects, as client-go's ``MetaNamespaceKeyFunc``.
+
+    An object that is not a dict may carry its key as ``cache_key`` (a tombstone does; so does the sharder's
+    compact record, whose key string is then the cache's own, not a copy per object).
+    """
+    if type(obj) is not dict and isinstance(key := getattr(obj, "cache_key", None), str):
+        return key
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace")
     name = meta.get("name") or ""
@@ -56,6 +60,10 @@ class DeletedFinalStateUnknown:
 
     key: str
     obj: Obj
+
+    @property
+    def cache_key(self) -> str:
+        return self.key
 
 
 def deleted_object(obj: Obj | DeletedFinalStateUnknown) -> Obj:
