@@ -15,11 +15,11 @@ from typing import Any
 
 from .apimachinery.errors import ApiError
 from .apimachinery.resources import SUBRESOURCES, Resource
-from .kinds._tables import render, watch_rows
+from .kinds._tables import render, watch_metadata, watch_rows
 from .wire._json import dumps
 from .wire._protobuf import ProtobufError, decode_envelope, decode_message, has_message, message_name
 
-__all__ = ["JSON", "PROTOBUF", "YAML", "render", "request_body", "watch_rows"]
+__all__ = ["JSON", "PROTOBUF", "YAML", "render", "request_body", "watch_metadata", "watch_rows"]
 
 JSON = "application/json"
 YAML = "application/yaml"

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ._control import FAULTS_PATH, apply_faults, control, is_control
 from ._deadlines import IDLE_TIMEOUT, HeadDeadlines, wait_for_request
-from ._media import render, request_body, watch_rows
+from ._media import render, request_body, watch_metadata, watch_rows
 from .admission._webhooks import with_warnings
 from .apimachinery.errors import ApiError
 from .apimachinery.resources import Registry
@@ -370,11 +370,13 @@ class _Handler(BaseHTTPRequestHandler):
         if req.name:
             fields = ",".join(f for f in (query.get("fieldSelector"), f"metadata.name={req.name}") if f)
             query = dict(query, fieldSelector=fields)
+        accept = self.headers.get("Accept") or ""
         spec = WatchSpec(req.res, req.namespace or None, selectors_of(query, req.res), since_rv,
-                         req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial)
+                         req.query.get("allowWatchBookmarks") in ("true", "1"), deadline, send_initial,
+                         watch_metadata(accept))
         faults = self.server.faults
         epoch = faults.watch_epoch
-        shape = watch_rows(self.headers.get("Accept") or "", req, self.server.store)
+        shape = watch_rows(accept, req, self.server.store)
         self.wfile.write(_STREAM_HEAD)
         try:
             for chunk in shape(stream(self.server.store, spec, lambda: faults.watch_epoch != epoch, self._gone,

@@ -65,12 +65,20 @@ def compile_selectors(label_selector: str | None, field_selector: str | None,
     if not labels and not fields:
         return None
 
+    if not fields and len(labels) == 1:  # the common informer selector (``shard=a``): one call per object
+        only = labels[0]
+        return lambda obj: only(_labels(obj))
+
     def match(obj: dict[str, Any]) -> bool:
         if labels:
             ls = _labels(obj)
-            if not all(req(ls) for req in labels):
+            for req in labels:
+                if not req(ls):
+                    return False
+        for field_req in fields:
+            if not field_req(obj):
                 return False
-        return all(req(obj) for req in fields)
+        return True
 
     return match
 

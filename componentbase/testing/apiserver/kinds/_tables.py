@@ -22,7 +22,7 @@ from ..wire._wire import Reply, Request
 from ._cells import since
 from ._printers import COLUMNS, DEFAULT_COLUMNS, cells_for
 
-__all__ = ["Shape", "negotiate", "render", "watch_rows"]
+__all__ = ["Shape", "negotiate", "render", "watch_metadata", "watch_rows"]
 
 _META = "meta.k8s.io"
 _NAME_DOC = ("Name must be unique within a namespace. Is required when creating resources, although some resources "
@@ -109,11 +109,18 @@ def _table(shape: Shape, res: Resource, items: list[dict[str, Any]], list_meta: 
             "columnDefinitions": columns if headers else [], "rows": rows}
 
 
-def watch_rows(accept: str, req: Request, store: Store) -> Callable[[Iterable[bytes]], Iterable[bytes]]:
-    """Wraps a watch's chunks so each event's object has the shape ``accept`` asks for: a one-row Table (column
-    definitions only in the first, as kube sends them) or PartialObjectMetadata; plain watches pass as they are."""
+def watch_metadata(accept: str) -> str | None:
+    """The apiVersion of the PartialObjectMetadata a watch asks for with ``accept``; None for other shapes. The
+    watch encodes those itself from the stored objects (``storage.watch``), not by rewriting its own JSON."""
     shape = negotiate(accept)
-    if not shape.as_:
+    return f"{_META}/{shape.version}" if shape.as_ == "PartialObjectMetadata" else None
+
+
+def watch_rows(accept: str, req: Request, store: Store) -> Callable[[Iterable[bytes]], Iterable[bytes]]:
+    """Wraps a watch's chunks so each event's object is a one-row Table (column definitions only in the first,
+    as kube sends them) when ``accept`` asks for one; plain and metadata-only watches pass as they are."""
+    shape = negotiate(accept)
+    if shape.as_ != "Table":
         return lambda chunks: chunks
     api_version = f"{_META}/{shape.version}"
     first = [True]
@@ -123,9 +130,7 @@ def watch_rows(accept: str, req: Request, store: Store) -> Callable[[Iterable[by
         obj = event.get("object") or {}
         if event.get("type") not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK") or obj.get("kind") == "Status":
             return line + b"\n"
-        if shape.as_ == "PartialObjectMetadata":
-            event["object"] = _partial(obj, api_version)
-        elif event["type"] == "BOOKMARK":
+        if event["type"] == "BOOKMARK":
             event["object"] = {"kind": "Table", "apiVersion": api_version, "metadata": obj.get("metadata") or {},
                                "columnDefinitions": [], "rows": []}
         else:

@@ -59,6 +59,7 @@ class Store:
         self.closed = False
         self._history = max(1, history)
         self._events: list[Event] = []
+        self._rvs: list[int] = []  # each event's rv, for bisect (a key function cost a call per step)
         self._floor = 0  # watches from an rv below this have missed evicted events
         self._buckets: dict[str, dict[str, dict[str, Entry]]] = {}
 
@@ -113,10 +114,12 @@ class Store:
 
     def _record(self, event: Event) -> None:
         self._events.append(event)
+        self._rvs.append(event.rv)
         if len(self._events) > 2 * self._history:
             cut = len(self._events) - self._history
             self._floor = self._events[cut - 1].rv
             del self._events[:cut]
+            del self._rvs[:cut]
         cond = self._watchers.get(event.bucket)
         if cond is not None:
             cond.notify_all()
@@ -125,7 +128,7 @@ class Store:
         """Events newer than ``rv``, or None when some of them were already evicted."""
         if rv < self._floor:
             return None
-        start = bisect.bisect_right(self._events, rv, key=lambda e: e.rv)
+        start = bisect.bisect_right(self._rvs, rv)
         return self._events[start:]
 
     def items_at(self, bucket: str, namespace: str | None, rv: int) -> list[Entry] | None:

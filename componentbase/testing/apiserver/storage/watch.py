@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ..apimachinery.errors import status_body
 from ..apimachinery.resources import Resource
 from ..apimachinery.selectors import Predicate
 from ._convert import view
-from .store import Event, Store, encode
+from .store import Entry, Event, Store, encode
 
 __all__ = ["DEFAULT_BOOKMARK_INTERVAL", "WatchSpec", "error_event", "stream"]
 
@@ -34,6 +35,19 @@ class WatchSpec:
     bookmarks: bool
     deadline: float | None  # time.monotonic() at which the watch ends cleanly
     initial_events_end: bool = False  # sendInitialEvents: mark the end of the initial ADDEDs
+    metadata_only: str | None = None  # the meta.k8s.io apiVersion of PartialObjectMetadata a client asked for
+
+
+def _raw(spec: WatchSpec, entry: Entry) -> bytes:
+    """The object of an event as the watch sends it: as stored, or its PartialObjectMetadata, encoded from
+    the stored dict (decoding each event's JSON to cut its metadata out cost more than the encoding)."""
+    if spec.metadata_only is None:
+        return entry.raw
+    return encode(_partial(entry.obj, spec.metadata_only))
+
+
+def _partial(obj: dict[str, Any], api_version: str) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": obj.get("metadata") or {}}
 
 
 def _line(kind: str, raw: bytes) -> bytes:
@@ -56,25 +70,27 @@ def _translate(spec: WatchSpec, ev: Event) -> bytes | None:
         return None
     entry = view(spec.res, ev.entry)
     if spec.pred is None:
-        return _line(ev.type, entry.raw)
+        return _line(ev.type, _raw(spec, entry))
     now_in = spec.pred(entry.obj)
     if ev.type != "MODIFIED":
-        return _line(ev.type, entry.raw) if now_in else None
+        return _line(ev.type, _raw(spec, entry)) if now_in else None
     was_in = ev.prev is not None and spec.pred(view(spec.res, ev.prev).obj)
     if was_in and now_in:
-        return _line("MODIFIED", entry.raw)
+        return _line("MODIFIED", _raw(spec, entry))
     if now_in:
-        return _line("ADDED", entry.raw)
+        return _line("ADDED", _raw(spec, entry))
     if was_in:
-        return _line("DELETED", entry.raw)
+        return _line("DELETED", _raw(spec, entry))
     return None
 
 
-def _bookmark(res: Resource, rv: int, initial_end: bool = False) -> bytes:
+def _bookmark(spec: WatchSpec, rv: int, initial_end: bool = False) -> bytes:
     meta: dict[str, object] = {"resourceVersion": str(rv)}
     if initial_end:
         meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-    obj = {"kind": res.kind, "apiVersion": res.group_version, "metadata": meta}
+    obj: dict[str, Any] = {"kind": spec.res.kind, "apiVersion": spec.res.group_version, "metadata": meta}
+    if spec.metadata_only is not None:
+        obj = _partial(obj, spec.metadata_only)
     return _line("BOOKMARK", encode(obj))
 
 
@@ -111,11 +127,11 @@ def stream(
                 return
     for i in range(0, len(initial), _BATCH):
         batch = initial[i:i + _BATCH]
-        chunk = b"".join(_line("ADDED", e.raw) for e in batch if spec.pred is None or spec.pred(e.obj))
+        chunk = b"".join(_line("ADDED", _raw(spec, e)) for e in batch if spec.pred is None or spec.pred(e.obj))
         if chunk:
             yield chunk
     if spec.initial_events_end and spec.bookmarks:
-        yield _bookmark(spec.res, pos, initial_end=True)
+        yield _bookmark(spec, pos, initial_end=True)
     next_bookmark = _next_bookmark(spec, time.monotonic(), bookmark_interval)
     next_check = time.monotonic() + poll
     while True:
@@ -149,7 +165,7 @@ def stream(
         lines = [line for line in (_translate(spec, ev) for ev in events) if line is not None]
         if spec.bookmarks and now >= next_bookmark:
             if current >= pos:  # a watch from ahead of the server gets none, as kube's cacheWatcher sends none
-                lines.append(_bookmark(spec.res, current))  # older than the resourceVersion it started from
+                lines.append(_bookmark(spec, current))  # older than the resourceVersion it started from
             next_bookmark = _next_bookmark(spec, now, bookmark_interval)
         pos = max(pos, current)  # nor does it go back: events up to that resourceVersion are not its own
         if lines:
