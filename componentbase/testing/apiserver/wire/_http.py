@@ -25,26 +25,35 @@ class HeaderError(Exception):
 class Headers:
     """A request's header fields in their order, looked up by name in any case: what ``HTTPMessage`` offers
     the handlers, without the email package's parsing and sanitizing on every lookup (a tenth of the
-    server's CPU per request)."""
+    server's CPU per request). Built once from the whole block: a request has a handful of fields and
+    most are looked up, so the lower-cased index is made in one loop, not field by field."""
 
-    __slots__ = ("_by_name", "_fields")
+    __slots__ = ("_fields", "_first")
 
-    def __init__(self) -> None:
-        self._fields: list[tuple[str, str]] = []
-        self._by_name: dict[str, list[str]] = {}
+    def __init__(self, fields: list[tuple[str, str]] | None = None) -> None:
+        self._fields: list[tuple[str, str]] = fields if fields is not None else []
+        self._first: dict[str, str] = {}
+        for name, value in reversed(self._fields):
+            self._first[name.lower()] = value
 
     def add(self, name: str, value: str) -> None:
         self._fields.append((name, value))
-        self._by_name.setdefault(name.lower(), []).append(value)
+        self._first.setdefault(name.lower(), value)
 
     def get(self, name: str, default: Any = None) -> Any:
         """The first value of field ``name``, else ``default``."""
-        values = self._by_name.get(name.lower())
-        return values[0] if values else default
+        return self._first.get(name.lower(), default)
 
     def get_all(self, name: str, default: Any = None) -> Any:
         """Every value of field ``name`` in order, else ``default``."""
-        return list(self._by_name.get(name.lower(), ())) or default
+        key = name.lower()
+        if key not in self._first:
+            return default
+        return [value for field, value in self._fields if field.lower() == key]
+
+    def has_prefix(self, prefix: str) -> bool:
+        """Does any field's lower-cased name start with ``prefix`` (lower case)?"""
+        return any(key.startswith(prefix) for key in self._first)
 
     def items(self) -> list[tuple[str, str]]:
         return list(self._fields)
@@ -53,7 +62,7 @@ class Headers:
         return self.get(name)  # type: ignore[no-any-return]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._by_name
+        return isinstance(name, str) and name.lower() in self._first
 
     def __iter__(self) -> Iterator[str]:
         return (name for name, _ in self._fields)
@@ -64,15 +73,15 @@ class Headers:
 
 def read_headers(rfile: Any) -> Headers:
     """The header block up to its blank line."""
-    headers = Headers()
+    fields: list[tuple[str, str]] = []
     for _ in range(_MAX_HEADERS + 1):
         line = rfile.readline(_MAX_HEADER_LINE + 1)
         if len(line) > _MAX_HEADER_LINE:
             raise HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long")
         if line in (b"\r\n", b"\n", b""):
-            return headers
+            return Headers(fields)
         name, colon, value = line.decode("iso-8859-1").partition(":")
         if not colon or not name or name != name.strip():
             raise HeaderError(HTTPStatus.BAD_REQUEST, f"Bad header line {line[:80]!r}")
-        headers.add(name, value.strip())
+        fields.append((name, value.strip()))
     raise HeaderError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")
