@@ -11,6 +11,7 @@ restartPolicy), not the whole of upstream's.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -48,6 +49,16 @@ _CAUSE_REASONS = {ErrorType.NOT_FOUND: "FieldValueNotFound", ErrorType.REQUIRED:
                   ErrorType.NOT_SUPPORTED: "FieldValueNotSupported", ErrorType.FORBIDDEN: "FieldValueForbidden",
                   ErrorType.TOO_LONG: "FieldValueTooLong", ErrorType.TOO_MANY: "FieldValueTooMany",
                   ErrorType.INTERNAL: "InternalError"}
+
+
+def _remembered(check: Callable[[str], list[str]]) -> Callable[[str], tuple[str, ...]]:
+    """``check`` (a pure string rule: a name, a label key or value, a data key) with its answers kept: every
+    update revalidates the same few label keys and values, names and data keys, each a regular expression."""
+    return functools.lru_cache(maxsize=16384)(lambda value: tuple(check(value)))
+
+
+_NAME_CHECKS = {rule: _remembered(check) for rule, check in NAME_RULES.items()}
+_label_key, _label_value, _config_key = _remembered(label_key), _remembered(label_value), _remembered(config_key)
 
 
 def as_causes(errors: Iterable[FieldError]) -> list[tuple[str, str, str]]:
@@ -114,7 +125,7 @@ def validate(res: Resource, obj: Obj) -> list[FieldError]:
 # --- metadata ---------------------------------------------------------------------------------
 
 
-def _name_errors(rule: Callable[[str], list[str]], value: str, path: str, prefix: bool) -> list[FieldError]:
+def _name_errors(rule: Callable[[str], Iterable[str]], value: str, path: str, prefix: bool) -> list[FieldError]:
     if prefix and len(value) > 1 and value.endswith("-"):
         value_checked = value[:-1] + "a"  # maskTrailingDash: a generated suffix follows the dash
     else:
@@ -124,7 +135,7 @@ def _name_errors(rule: Callable[[str], list[str]], value: str, path: str, prefix
 
 def validate_meta(res: Resource, meta: Obj) -> list[FieldError]:
     """apimachinery's ValidateObjectMeta: names by the kind's rule, labels, annotations, finalizers, owners."""
-    rule = NAME_RULES.get(res.name_rule, NAME_RULES["subdomain"])
+    rule = _NAME_CHECKS.get(res.name_rule, _NAME_CHECKS["subdomain"])
     errors: list[FieldError] = []
     generate = meta.get("generateName")
     if isinstance(generate, str) and generate:
@@ -136,12 +147,12 @@ def validate_meta(res: Resource, meta: Obj) -> list[FieldError]:
         errors += _name_errors(rule, name, "metadata.name", prefix=False)
     labels = _dict(meta.get("labels"))
     for key in sorted(labels):
-        errors += [invalid("metadata.labels", key, msg) for msg in label_key(key)]
+        errors += [invalid("metadata.labels", key, msg) for msg in _label_key(key)]
         if isinstance(labels[key], str):
-            errors += [invalid("metadata.labels", labels[key], msg) for msg in label_value(labels[key])]
+            errors += [invalid("metadata.labels", labels[key], msg) for msg in _label_value(labels[key])]
     annotations = _dict(meta.get("annotations"))
     for key in sorted(annotations):
-        errors += [invalid("metadata.annotations", key, msg) for msg in label_key(key.lower())]
+        errors += [invalid("metadata.annotations", key, msg) for msg in _label_key(key.lower())]
     size = sum(len(k.encode()) + len(str(v).encode()) for k, v in annotations.items())
     if size > _ANNOTATIONS_LIMIT:
         errors.append(FieldError(ErrorType.TOO_LONG, "metadata.annotations",
@@ -149,7 +160,7 @@ def validate_meta(res: Resource, meta: Obj) -> list[FieldError]:
     errors += _owner_references(_list(meta.get("ownerReferences")))
     finalizers = [f for f in _list(meta.get("finalizers")) if isinstance(f, str)]
     for finalizer in finalizers:
-        errors += [invalid("metadata.finalizers", finalizer, msg) for msg in label_key(finalizer)]
+        errors += [invalid("metadata.finalizers", finalizer, msg) for msg in _label_key(finalizer)]
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         errors.append(invalid("metadata.finalizers", finalizers,
                               "finalizer orphan and foregroundDeletion cannot be both set"))
@@ -228,7 +239,7 @@ def _data_keys(obj: Obj) -> list[FieldError]:
     data = _dict(obj.get("data"))
     for field in ("data", "binaryData"):
         for key in _dict(obj.get(field)):
-            errors += [invalid(Path(field).key(key), key, msg) for msg in config_key(key)]
+            errors += [invalid(Path(field).key(key), key, msg) for msg in _config_key(key)]
             if field == "binaryData" and key in data:
                 errors.append(invalid(Path(field).key(key), key, "duplicate of key present in data"))
     return errors
