@@ -79,8 +79,13 @@ class Sharder:
 
     def __init__(self, config: ShardingConfig, *, client: Any, api_client: Any, lease_namespace: str,
                  namespace: Any, mapper: Any, retry_period: float, lease_duration: float,
-                 metrics: ShardingMetrics, shard: str = "") -> None:
+                 metrics: ShardingMetrics, shard: str = "", own: dict[int, Any] | None = None) -> None:
         self.config = config
+        #: Index of a sharded kind -> this replica's own shard's informer of it, when that selects exactly the
+        #: sharder's objects of this shard: the sharder's cache then leaves those out (``shard!=<own>``) and
+        #: reads them there, so the leader does not keep a second copy of its own share (about 1/N of its
+        #: cache).
+        self.own = own or {}
         self.shard = shard  # this replica's own shard: its claims are the sharder's to write (from its cache)
         #: True while the sharder runs here (synced): this replica's claimer then leaves its share to it.
         self.active = False
@@ -113,11 +118,12 @@ class Sharder:
         leases_factory = self.members.watch(self.api_client, self.lease_namespace, self.config.ring)
         cache = MetadataCache(self.api_client, self.mapper, list(self.namespace or ()))
         self.objects = ObjectClient(self.client, self.mapper)
-        self.mains = [cache.informer(av, kind, self.config.selector) for av, kind in self.config.kinds]
+        self.mains = [cache.informer(av, kind, self._selector(i)) for i, (av, kind) in enumerate(self.config.kinds)]
         self.owned = [cache.informer(av, kind, "") for av, kind in self.config.owned]
         queue: RateLimitingQueue[Item] = RateLimitingQueue(default_controller_rate_limiter(), name=self.name)
         self._watch(queue)
         workers = [threading.Thread(target=self._work, args=(queue,), name=f"{self.name}-{i}") for i in range(WORKERS)]
+        registrations = self._watch_own(queue)
         try:
             leases_factory.start(stop)
             cache.start(stop)
@@ -132,6 +138,8 @@ class Sharder:
                 self._tick(queue, leases_factory, stop)
         finally:
             self.active = False
+            for informer, registration in registrations:
+                informer.remove_event_handler(registration)
             queue.shut_down()
             for worker in workers:
                 if worker.is_alive():
@@ -139,17 +147,44 @@ class Sharder:
             cache.join(1.0)
             leases_factory.join(1.0)
 
-    def _watch(self, queue: RateLimitingQueue[Item]) -> None:
-        def main_changed(i: int, obj: Any, deleted: bool = False) -> None:
-            key = object_key(deleted_object(obj))
-            if deleted or not self._settled(obj):
-                queue.add((False, i, key))
-            for owned_index, informer in enumerate(self.owned):
-                for child in informer.by_index(_OWNER_INDEX, f"{i}|{key}"):
-                    queue.add((True, owned_index, object_key(child)))
+    def _selector(self, i: int) -> str:
+        """The sharder's cache's label selector for the i-th sharded kind: all but its own shard's objects when
+        it reads those in its own shard's informer."""
+        if i not in self.own:
+            return self.config.selector
+        return ",".join(s for s in (self.config.selector, f"{self.config.shard_label}!={self.shard}") if s)
 
+    def _get(self, i: int, key: str) -> Any:
+        """The i-th sharded kind's object ``key``, from the sharder's cache or its own shard's informer."""
+        found = self.mains[i].get(key)
+        own = self.own.get(i)
+        return found if found is not None or own is None else own.get(key)
+
+    def _list(self, i: int) -> list[Any]:
+        own = self.own.get(i)
+        return self.mains[i].list() + (own.list() if own is not None else [])
+
+    def _watch_own(self, queue: RateLimitingQueue[Item]) -> list[tuple[Any, Any]]:
+        """The main-kind handlers on the own shard's informers too (an object moving in or out of this shard
+        leaves one of the two caches and enters the other); their registrations, removed when the sharder
+        stops (it runs again, and registers again, each time this replica leads)."""
+        return [(informer, informer.add_event_handler(
+            on_add=functools.partial(self._main_changed, queue, i),
+            on_update=functools.partial(_updated, functools.partial(self._main_changed, queue, i)),
+            on_delete=functools.partial(self._main_changed, queue, i, deleted=True)))
+            for i, informer in self.own.items()]
+
+    def _main_changed(self, queue: RateLimitingQueue[Item], i: int, obj: Any, deleted: bool = False) -> None:
+        key = object_key(deleted_object(obj))
+        if deleted or not self._settled(obj):
+            queue.add((False, i, key))
+        for owned_index, informer in enumerate(self.owned):
+            for child in informer.by_index(_OWNER_INDEX, f"{i}|{key}"):
+                queue.add((True, owned_index, object_key(child)))
+
+    def _watch(self, queue: RateLimitingQueue[Item]) -> None:
         for i, informer in enumerate(self.mains):
-            changed = functools.partial(main_changed, i)
+            changed = functools.partial(self._main_changed, queue, i)
             informer.add_event_handler(on_add=changed, on_update=functools.partial(_updated, changed),
                                        on_delete=functools.partial(changed, deleted=True))
         kinds = self.config.kinds
@@ -177,12 +212,17 @@ class Sharder:
             # Only objects with a label to write are queued (owned ones: those of the owners that move).
             label = self.config.shard_label
             for orphaned in (True, False):
-                for owned, informers in ((False, self.mains), (True, self.owned)):
-                    for i, informer in enumerate(informers):
-                        for obj in informer.list():
+                for owned, lists in ((False, [self._list(i) for i in range(len(self.mains))]),
+                                     (True, [informer.list() for informer in self.owned])):
+                    for i, objs in enumerate(lists):
+                        for obj in objs:
                             if (_labels(obj).get(label, "") not in live) == orphaned and (
                                     owned or not self._settled(obj)):
                                 queue.add((owned, i, object_key(obj)))
+        now = time.monotonic()
+        for i, key in [k for k, started in self._draining.items() if now > started + self.config.orphan_after]:
+            if self._get(i, key) is None:  # deleted while draining: forgotten
+                self._draining.pop((i, key), None)
         for name in self.members.orphans():
             if stop.is_set():
                 return
@@ -245,10 +285,9 @@ class Sharder:
         if owned:
             self._sync_owned(i, key)
             return None
-        obj = self.mains[i].get(key)
+        obj = self._get(i, key)
         shard_label, drain_label = self.config.shard_label, self.config.drain_label
-        if obj is None:
-            self._draining.pop((i, key), None)
+        if obj is None:  # deleted, or between the sharder's cache and its own shard's: a drain is not over
             return None
         labels, ring = _labels(obj), self.ring
         desired, current = ring.shard_for(key), labels.get(shard_label, "")
@@ -285,7 +324,7 @@ class Sharder:
         found = None if obj is None else owner_key(obj, self.config.kinds)
         if obj is None or found is None:
             return
-        owner = self.mains[found[0]].get(found[1])
+        owner = self._get(found[0], found[1])
         owner_labels = _labels(owner)
         target = owner_labels.get(self.config.shard_label, "")
         if not target or self.config.drain_label in owner_labels:

@@ -147,6 +147,18 @@ class Sharding:
                 self._resources = found
             return self._resources
 
+    def _own_informers(self) -> dict[int, SharedInformer]:
+        """Index of a sharded kind -> this shard's informer of it, where that holds exactly the sharder's objects
+        of this shard (the sharder's selector plus the shard label, every namespace the manager sees)."""
+        own = {}
+        for i, (api_version, kind) in enumerate(self.config.kinds):
+            with self._lock:
+                selected = self._selected.get((group_of(api_version), kind))
+            expected = f"{self.config.selector},{self.selector}" if self.config.selector else self.selector
+            if selected is not None and selected[0] == expected and selected[1] is None:
+                own[i] = self.cache.for_kind(api_version, kind, None, label_selector=expected)
+        return own
+
     def leading_until(self) -> float:
         """The monotonic time until which this shard's Lease is vouched for; ``-inf`` when not held."""
         elector = self._elector
@@ -258,7 +270,7 @@ class Sharding:
                           lease_namespace=self.lease_namespace, namespace=namespace, mapper=self.cache.mapper,
                           retry_period=float(self.election.retry_period),
                           lease_duration=float(self.election.lease_duration), metrics=self.metrics,
-                          shard=self.shard)
+                          shard=self.shard, own=self._own_informers())
         claimer = Claimer(self.config, shard=self.shard, api_client=self.api_client, writes=self._claims,
                           lease_namespace=self.lease_namespace, namespace=namespace, mapper=self.cache.mapper,
                           retry_period=float(self.election.retry_period), workers=WORKERS, metrics=self.metrics,
