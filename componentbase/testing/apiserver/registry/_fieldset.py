@@ -120,9 +120,19 @@ def _diff(path: Path, name: str, old: Any, new: Any, schema: Any, changed: set[P
     if old is new or old == new:
         return
     if not path or (_expands(name, old, schema) and _expands(name, new, schema)):
-        for key in old.keys() | new.keys():
-            _diff((*path, "f:" + key), key, old.get(key, _MISSING), new.get(key, _MISSING),
-                  child_schema(schema, key), changed, removed)
+        for key, value in old.items():  # the fields both sides hold equal are skipped here, not in a call each
+            other = new.get(key, _MISSING)
+            if other is not value and other != value:
+                _diff((*path, "f:" + key), key, value, other, child_schema(schema, key), changed, removed)
+        for key, value in new.items():
+            if key not in old:
+                _diff((*path, "f:" + key), key, _MISSING, value, child_schema(schema, key), changed, removed)
+        return
+    if not isinstance(old, dict | list) and not isinstance(new, dict | list):  # a scalar set, changed or gone
+        if new is _MISSING:
+            removed.add(path)
+        else:
+            changed.add(path)
         return
     was: dict[Path, Any] = {}
     now: dict[Path, Any] = {}

@@ -18,8 +18,17 @@ from ._json import loads
 __all__ = ["Options", "Reply", "Request", "decode_json", "decode_object", "now_rfc3339"]
 
 
+_formatted: list[tuple[int, str]] = [(-1, "")]  # the last second formatted: every write stamps one or two times
+
+
 def now_rfc3339(offset: float = 0.0) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset))
+    second = int(time.time() + offset)
+    last = _formatted[0]
+    if last[0] == second:
+        return last[1]
+    text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    _formatted[0] = (second, text)
+    return text
 
 
 def decode_json(body: bytes) -> Any:
