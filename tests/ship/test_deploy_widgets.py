@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -131,6 +132,9 @@ def test_the_manifests_apply_and_the_widgets_run_with_their_permissions(
         widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"},
                   "spec": {"replicas": 2}}
         (tmp_path / "widget.json").write_text(json.dumps(widget))
+        # Its webhook server listening first (a connect costs nothing; a kubectl apply ~60 ms of CPU).
+        eventually(lambda: socket.create_connection(("127.0.0.1", int(address.split(":")[1])), timeout=5).close()
+                   or True, timeout=60, ignoring=(OSError,), what=f"the webhook port\n{log_path.read_text()}")
         eventually(lambda: admin("apply", "-f", str(tmp_path / "widget.json"), check=False).returncode == 0,
                    timeout=60, what=f"a widget admitted by the webhooks\n{log_path.read_text()}")
         owner = admin("get", "widgets.v1.example.com", "w", "-o", "jsonpath={.spec.owner}").stdout
