@@ -18,10 +18,10 @@ gives another live shard; the sharder then drains it from here, as from any live
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from componentbase.client import NotLeader, ObjectClient, is_conflict, is_not_found
@@ -69,20 +69,19 @@ class Claimer:
             if not leases.wait_for_cache_sync(120.0):
                 return
             was = members.live()
-            with ThreadPoolExecutor(self.workers, thread_name_prefix=self.name) as pool:
-                while not stop.wait(members.until_expiry(self.period)):
-                    live = members.live()
-                    for gone in sorted(was - live) if not self.sharder_here() else ():
-                        self._claim(gone, HashRing(live, self.config.virtual_nodes), lists, pool, stop)
-                    was = live
+            while not stop.wait(members.until_expiry(self.period)):
+                live = members.live()
+                for gone in sorted(was - live) if not self.sharder_here() else ():
+                    self._claim(gone, HashRing(live, self.config.virtual_nodes), lists, stop)
+                was = live
         finally:
             leases.join(1.0)
             lists.close()
 
-    def _claim(self, gone: str, ring: HashRing, lists: Any, pool: ThreadPoolExecutor, stop: threading.Event) -> None:
-        """List the gone shard's objects page by page and label the ones the ring gives this shard."""
+    def _claim(self, gone: str, ring: HashRing, lists: Any, stop: threading.Event) -> None:
+        """List the gone shard's objects and label the ones the ring gives this shard, ``workers`` at a time."""
         selector = ",".join(s for s in (self.config.selector, f"{self.config.shard_label}={gone}") if s)
-        sent: list[Future[bool]] = []
+        mine: collections.deque[tuple[str, str, Any]] = collections.deque()
         for api_version, kind in self.config.kinds:
             mapping = self.mapper.mapping(api_version, kind)
             for namespace in self.namespaces if mapping.namespaced and self.namespaces else [None]:
@@ -95,14 +94,30 @@ class Claimer:
                         log.warning("shard %s of ring %s: listing %s of gone shard %s: %s", self.shard,
                                     self.config.ring, mapping.resource, gone, err)
                         break
-                    sent += [pool.submit(self._take, api_version, kind, obj) for obj in page.items
-                             if ring.shard_for(object_key(obj)) == self.shard]
+                    mine.extend((api_version, kind, obj) for obj in page.items
+                                if ring.shard_for(object_key(obj)) == self.shard)
                     token = page.continue_token
                     if not token:
                         break
-        taken = sum(1 for f in sent if f.result())
-        log.info("shard %s of ring %s: claimed %d objects of gone shard %s", self.shard, self.config.ring, taken,
-                 gone)
+        taken: list[int] = []
+
+        def write() -> None:  # one of the writers: takes the next object until none is left
+            count = 0
+            while not stop.is_set():
+                try:
+                    item = mine.popleft()
+                except IndexError:
+                    break
+                count += self._take(*item)
+            taken.append(count)
+
+        writers = [threading.Thread(target=write, name=f"{self.name}-{i}") for i in range(min(self.workers, len(mine)))]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+        log.info("shard %s of ring %s: claimed %d objects of gone shard %s", self.shard, self.config.ring,
+                 sum(taken), gone)
 
     def _take(self, api_version: str, kind: str, obj: Any) -> bool:
         meta = obj["metadata"]
