@@ -157,7 +157,8 @@ def validate_meta(res: Resource, meta: Obj) -> list[FieldError]:
     if size > _ANNOTATIONS_LIMIT:
         errors.append(FieldError(ErrorType.TOO_LONG, "metadata.annotations",
                                  detail=f"may not be more than {_ANNOTATIONS_LIMIT} bytes"))
-    errors += _owner_references(_list(meta.get("ownerReferences")))
+    if refs := _list(meta.get("ownerReferences")):
+        errors += _owner_references(refs)
     finalizers = [f for f in _list(meta.get("finalizers")) if isinstance(f, str)]
     for finalizer in finalizers:
         errors += [invalid("metadata.finalizers", finalizer, msg) for msg in _label_key(finalizer)]

@@ -83,8 +83,14 @@ class Resource:
     schema: Any = field(default=None, compare=False)
     name_rule: str = "subdomain"
     selectable_fields: tuple[str, ...] = ()
+    #: kube's qualified resource name, as error messages spell it (``leases.coordination.k8s.io``), and the
+    #: apiVersion: derived, set once here (every request read them a dozen times, each an f-string)
+    key: str = field(init=False, compare=False, repr=False)
+    group_version: str = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.plural}.{self.group}" if self.group else self.plural)
+        object.__setattr__(self, "group_version", f"{self.group}/{self.version}" if self.group else self.version)
         if not self.singular:
             object.__setattr__(self, "singular", self.kind.lower())
         if not self.bucket:
@@ -94,15 +100,6 @@ class Resource:
         unknown = [s for s in self.subresources if s not in SUBRESOURCES]
         if unknown:
             raise ValueError(f"{self.key}: unknown subresource {unknown[0]!r}; known: {', '.join(SUBRESOURCES)}")
-
-    @property
-    def group_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def key(self) -> str:
-        """Kube's qualified resource name, as error messages spell it (``leases.coordination.k8s.io``)."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
     def has_status(self) -> bool:

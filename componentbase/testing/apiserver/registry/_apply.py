@@ -48,7 +48,9 @@ def _invalid_options(field: str, reason: str, why: str) -> ApiError:
     return ApiError.invalid_fields("meta.k8s.io", "PatchOptions", "", [(reason, field, why)])
 
 
+@functools.lru_cache(maxsize=64)
 def is_apply(content_type: str) -> bool:
+    """Cached: a write asks it three times, and clients send the same few content types."""
     return content_type.split(";", 1)[0].strip().lower() == APPLY
 
 

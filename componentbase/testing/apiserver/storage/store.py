@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..wire._json import dumps
 
@@ -33,8 +32,9 @@ class Entry:
         self.views: dict[str, Entry] | None = None  # other versions of the same object (``_convert``)
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
+    """One change in the history (a tuple: a frozen dataclass's __init__ cost a call per field, per write)."""
+
     rv: int
     type: str  # ADDED, MODIFIED, DELETED
     bucket: str
