@@ -72,7 +72,11 @@ class Claimer:
             while not stop.wait(members.until_expiry(self.period)):
                 live = members.live()
                 for gone in sorted(was - live) if not self.sharder_here() else ():
-                    self._claim(gone, HashRing(live, self.config.virtual_nodes), lists, stop)
+                    try:
+                        self._claim(gone, HashRing(live, self.config.virtual_nodes), lists, stop)
+                    except Exception as err:  # the sharder relabels what is left: a claim never stops the shard
+                        log.warning("shard %s of ring %s: claiming the objects of gone shard %s: %s", self.shard,
+                                    self.config.ring, gone, err)
                 was = live
         finally:
             leases.join(1.0)
