@@ -50,8 +50,13 @@ def _partial(obj: dict[str, Any], api_version: str) -> dict[str, Any]:
     return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": obj.get("metadata") or {}}
 
 
+#: each event type's line up to its object: a line is then two concatenations, not four
+_HEADS = {kind: b'{"type":"%s","object":' % kind.encode()
+          for kind in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")}
+
+
 def _line(kind: str, raw: bytes) -> bytes:
-    return b'{"type":"' + kind.encode() + b'","object":' + raw + b"}\n"
+    return _HEADS[kind] + raw + b"}\n"
 
 
 def error_event(status: dict[str, object]) -> bytes:
@@ -69,19 +74,18 @@ def _translate(spec: WatchSpec, ev: Event) -> bytes | None:
     if ev.bucket != spec.res.bucket or (spec.namespace is not None and ev.namespace != spec.namespace):
         return None
     entry = view(spec.res, ev.entry)
-    if spec.pred is None:
-        return _line(ev.type, _raw(spec, entry))
-    now_in = spec.pred(entry.obj)
-    if ev.type != "MODIFIED":
-        return _line(ev.type, _raw(spec, entry)) if now_in else None
-    was_in = ev.prev is not None and spec.pred(view(spec.res, ev.prev).obj)
-    if was_in and now_in:
-        return _line("MODIFIED", _raw(spec, entry))
-    if now_in:
-        return _line("ADDED", _raw(spec, entry))
-    if was_in:
-        return _line("DELETED", _raw(spec, entry))
-    return None
+    kind = ev.type
+    if spec.pred is not None:
+        now_in = spec.pred(entry.obj)
+        if kind != "MODIFIED":
+            if not now_in:
+                return None
+        else:
+            was_in = ev.prev is not None and spec.pred(view(spec.res, ev.prev).obj)
+            if not (was_in or now_in):
+                return None
+            kind = "MODIFIED" if was_in and now_in else "ADDED" if now_in else "DELETED"
+    return _HEADS[kind] + (entry.raw if spec.metadata_only is None else _raw(spec, entry)) + b"}\n"
 
 
 def _bookmark(spec: WatchSpec, rv: int, initial_end: bool = False) -> bytes:
