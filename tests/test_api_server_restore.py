@@ -142,7 +142,12 @@ def test_the_scheduler_binds_and_the_virtual_kubelet_runs_new_pods(
     coordination = client.CoordinationV1Api(core.api_client)
 
     def heartbeat() -> bool:  # renewed every 10 s (a quarter of its 40 s), owned by the node registered again
-        node_uid = core.read_node(NODE).metadata.uid
+        # Not yet registered again is "not yet": the scheduler may bind to the Node its cache still holds from
+        # before the restore, and the kubelet runs its pods whether or not its Node is back.
+        nodes = core.list_node(field_selector=f"metadata.name={NODE}").items
+        if not nodes:
+            return False
+        node_uid = nodes[0].metadata.uid
         return [(lease.metadata.name, lease.metadata.owner_references[0].uid)
                 for lease in coordination.list_namespaced_lease("kube-node-lease").items] == [(NODE, node_uid)]
 
