@@ -29,7 +29,7 @@ from componentbase.controller._membership import Membership
 from componentbase.controller._ring import HashRing
 from componentbase.controller._shardcache import compact_list_watch, metadata_client
 from componentbase.controller._shardmetrics import ShardingMetrics
-from componentbase.controller._shardnames import ShardingConfig, object_key
+from componentbase.controller._shardnames import ShardingConfig, object_key, relabel, selectors
 
 __all__ = ["Claimer"]
 
@@ -84,7 +84,7 @@ class Claimer:
 
     def _claim(self, gone: str, ring: HashRing, lists: Any, stop: threading.Event) -> None:
         """List the gone shard's objects and label the ones the ring gives this shard, ``workers`` at a time."""
-        selector = ",".join(s for s in (self.config.selector, f"{self.config.shard_label}={gone}") if s)
+        selector = selectors(self.config.selector, f"{self.config.shard_label}={gone}")
         mine: collections.deque[tuple[str, str, Any]] = collections.deque()
         for api_version, kind in self.config.kinds:
             mapping = self.mapper.mapping(api_version, kind)
@@ -124,13 +124,9 @@ class Claimer:
                  sum(taken), gone)
 
     def _take(self, api_version: str, kind: str, obj: Any) -> bool:
-        meta = obj["metadata"]
-        ref = {"apiVersion": api_version, "kind": kind,
-               "metadata": {"name": meta["name"], **({"namespace": meta["namespace"]} if meta.get("namespace")
-                                                      else {})}}
         try:
-            self.writes.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": {
-                self.config.shard_label: self.shard, self.config.drain_label: None}}})
+            relabel(self.writes, api_version, kind, obj,
+                    {self.config.shard_label: self.shard, self.config.drain_label: None})
         except NotLeader:
             return False  # this shard's Lease is ending: it claims nothing more
         except Exception as err:  # changed meanwhile, gone, or unanswered: the sharder decides again

@@ -40,6 +40,8 @@ from componentbase.controller._shardnames import (
     ShardingConfig,
     object_key,
     owner_key,
+    relabel,
+    selectors,
 )
 from componentbase.informers import InformerFactory, SharedInformer, deleted_object
 from componentbase.workqueue import RateLimitingQueue, ShutDown, default_controller_rate_limiter
@@ -152,7 +154,7 @@ class Sharder:
         it reads those in its own shard's informer."""
         if i not in self.own:
             return self.config.selector
-        return ",".join(s for s in (self.config.selector, f"{self.config.shard_label}!={self.shard}") if s)
+        return selectors(self.config.selector, f"{self.config.shard_label}!={self.shard}")
 
     def _get(self, i: int, key: str) -> Any:
         """The i-th sharded kind's object ``key``, from the sharder's cache or its own shard's informer."""
@@ -168,11 +170,13 @@ class Sharder:
         """The main-kind handlers on the own shard's informers too (an object moving in or out of this shard
         leaves one of the two caches and enters the other); their registrations, removed when the sharder
         stops (it runs again, and registers again, each time this replica leads)."""
-        return [(informer, informer.add_event_handler(
-            on_add=functools.partial(self._main_changed, queue, i),
-            on_update=functools.partial(_updated, functools.partial(self._main_changed, queue, i)),
-            on_delete=functools.partial(self._main_changed, queue, i, deleted=True)))
-            for i, informer in self.own.items()]
+        return [(informer, self._handle_main(informer, queue, i)) for i, informer in self.own.items()]
+
+    def _handle_main(self, informer: Any, queue: RateLimitingQueue[Item], i: int) -> Any:
+        """Register ``_main_changed`` for the i-th sharded kind's adds, updates and deletes on ``informer``."""
+        changed = functools.partial(self._main_changed, queue, i)
+        return informer.add_event_handler(on_add=changed, on_update=functools.partial(_updated, changed),
+                                          on_delete=functools.partial(changed, deleted=True))
 
     def _main_changed(self, queue: RateLimitingQueue[Item], i: int, obj: Any, deleted: bool = False) -> None:
         key = object_key(deleted_object(obj))
@@ -184,9 +188,7 @@ class Sharder:
 
     def _watch(self, queue: RateLimitingQueue[Item]) -> None:
         for i, informer in enumerate(self.mains):
-            changed = functools.partial(self._main_changed, queue, i)
-            informer.add_event_handler(on_add=changed, on_update=functools.partial(_updated, changed),
-                                       on_delete=functools.partial(changed, deleted=True))
+            self._handle_main(informer, queue, i)
         kinds = self.config.kinds
 
         def by_owner(obj: dict[str, Any]) -> list[str]:
@@ -211,9 +213,10 @@ class Sharder:
             # The objects of shards no longer live first: they have nobody reconciling them until they move.
             # Only objects with a label to write are queued (owned ones: those of the owners that move).
             label = self.config.shard_label
+            kinds = ((False, [self._list(i) for i in range(len(self.mains))]),
+                     (True, [informer.list() for informer in self.owned]))
             for orphaned in (True, False):
-                for owned, lists in ((False, [self._list(i) for i in range(len(self.mains))]),
-                                     (True, [informer.list() for informer in self.owned])):
+                for owned, lists in kinds:
                     for i, objs in enumerate(lists):
                         for obj in objs:
                             if (_labels(obj).get(label, "") not in live) == orphaned and (
@@ -273,11 +276,7 @@ class Sharder:
     # --- one object -----------------------------------------------------------------------------
 
     def _patch(self, kind: Kind, obj: dict[str, Any], labels: dict[str, str | None]) -> None:
-        meta = obj["metadata"]
-        ref = {"apiVersion": kind[0], "kind": kind[1],
-               "metadata": {"name": meta["name"], **({"namespace": meta["namespace"]} if meta.get("namespace")
-                                                      else {})}}
-        self.objects.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": labels}})
+        relabel(self.objects, kind[0], kind[1], obj, labels)
 
     def _sync(self, item: Item) -> float | None:
         """Label one object; a delay when it must be looked at again later, None when done."""

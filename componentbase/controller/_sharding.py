@@ -38,6 +38,8 @@ from componentbase.controller._shardnames import (
     ShardingConfig,
     group_of,
     lease_name,
+    relabel,
+    selectors,
     shard_name,
 )
 from componentbase.controller._types import Request, Result
@@ -126,7 +128,7 @@ class Sharding:
         main = self._kind(api_version, kind)
         if main is None:
             return label_selector
-        selector = f"{label_selector},{self.selector}" if label_selector else self.selector
+        selector = selectors(label_selector, self.selector)
         with self._lock:
             self._selected.setdefault((group_of(api_version), kind), (selector, namespace, main))
             self._resources = None
@@ -154,7 +156,7 @@ class Sharding:
         for i, (api_version, kind) in enumerate(self.config.kinds):
             with self._lock:
                 selected = self._selected.get((group_of(api_version), kind))
-            expected = f"{self.config.selector},{self.selector}" if self.config.selector else self.selector
+            expected = selectors(self.config.selector, self.selector)
             if selected is not None and selected[0] == expected and selected[1] is None:
                 own[i] = self.cache.for_kind(api_version, kind, None, label_selector=expected)
         return own
@@ -246,12 +248,8 @@ class Sharding:
         obj = informer.get(req.key)
         if obj is None:
             return None
-        meta = obj["metadata"]
-        ref = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-               "metadata": {"name": meta["name"], **({"namespace": meta["namespace"]} if meta.get("namespace")
-                                                      else {})}}
-        self._acks.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": {
-            self.config.shard_label: None, self.config.drain_label: None}}})
+        relabel(self._acks, str(obj.get("apiVersion")), str(obj.get("kind")), obj,
+                {self.config.shard_label: None, self.config.drain_label: None})
         self.metrics.drain_acknowledged()
         log.info("shard %s of ring %s: let %s go (drained)", self.shard, self.config.ring, req.key)
         return None

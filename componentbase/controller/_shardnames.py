@@ -16,7 +16,7 @@ from componentbase.controller._ring import DEFAULT_VIRTUAL_NODES
 from componentbase.informers import meta_namespace_key
 
 __all__ = ["DRAIN_PREFIX", "RING_LABEL", "SHARD_LABEL", "SHARD_PREFIX", "ShardingConfig", "group_of",
-           "lease_name", "object_key", "owner_key", "shard_name"]
+           "lease_name", "object_key", "owner_key", "relabel", "selectors", "shard_name"]
 
 #: On each shard Lease: the ring it belongs to (``kubectl get leases -l sharding.componentbase.io/ring=NAME``).
 RING_LABEL = "sharding.componentbase.io/ring"
@@ -102,6 +102,22 @@ def group_of(api_version: str) -> str:
 def object_key(obj: Mapping[str, Any]) -> str:
     """``namespace/name`` (``name`` when cluster-scoped): the key the ring hashes, as the cache keys it."""
     return meta_namespace_key(obj)
+
+
+def selectors(*parts: str) -> str:
+    """Label selectors that must all hold, as one (the empty ones left out)."""
+    return ",".join(part for part in parts if part)
+
+
+def relabel(objects: Any, api_version: str, kind: str, obj: Mapping[str, Any],
+            labels: Mapping[str, str | None]) -> None:
+    """Merge-patch ``labels`` (None removes one) onto ``obj`` through ``objects`` (an ``ObjectClient``), guarded
+    by the resourceVersion the decision was taken on: a change meanwhile is a conflict. The sharder's label
+    writes, a shard's claims and its drain acknowledgements are all this one write."""
+    meta = obj["metadata"]
+    ref = {"apiVersion": api_version, "kind": kind,
+           "metadata": {"name": meta["name"], **({"namespace": meta["namespace"]} if meta.get("namespace") else {})}}
+    objects.patch(ref, {"metadata": {"resourceVersion": meta.get("resourceVersion"), "labels": dict(labels)}})
 
 
 def owner_key(obj: Mapping[str, Any], kinds: Sequence[Kind]) -> tuple[int, str] | None:
