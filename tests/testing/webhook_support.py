@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import ssl
-import tempfile
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from componentbase.testing.apiserver.auth._tls import load_pair
 from componentbase.util._certs import CertificateAuthority
 
 #: A handler: the review (request) in, the ``response`` out (uid, kind and apiVersion are filled in), or raw
@@ -24,13 +23,7 @@ def server_context(ca: CertificateAuthority, hosts: list[str]) -> ssl.SSLContext
     """A TLS server context serving a certificate ``ca`` issues for ``hosts``."""
     cert, key = ca.issue("webhook", hosts=hosts, server=True)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    fd, path = tempfile.mkstemp(suffix=".pem")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(cert + key)
-        context.load_cert_chain(path)
-    finally:
-        os.unlink(path)
+    load_pair(context, cert, key)
     return context
 
 

@@ -20,7 +20,7 @@ from componentbase.util._certs import CertificateAuthority
 
 from ..apimachinery.user import User
 
-__all__ = ["ServerTLS", "peer_user"]
+__all__ = ["ServerTLS", "load_pair", "peer_user"]
 
 
 class ServerTLS:
@@ -37,7 +37,7 @@ class ServerTLS:
         cert, key = self.ca.issue("loopback-apiserver", hosts=[host, "localhost", "127.0.0.1", "::1"],
                                   server=True)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        _load_pair(context, cert + self.ca.cert_pem, key)
+        load_pair(context, cert + self.ca.cert_pem, key)
         try:
             context.load_verify_locations(cadata=(self.ca.cert_pem + b"\n" + trusted).decode("ascii"))
         except (ssl.SSLError, UnicodeDecodeError):
@@ -56,7 +56,7 @@ class ServerTLS:
         return self.ca.issue(user, organizations=groups, client=True)
 
 
-def _load_pair(context: ssl.SSLContext, chain: bytes, key: bytes) -> None:
+def load_pair(context: ssl.SSLContext, chain: bytes, key: bytes) -> None:
     """``load_cert_chain`` reads files only: a private temporary file, removed at once."""
     fd, path = tempfile.mkstemp(prefix="loopback-tls-", suffix=".pem")
     try:
